@@ -1,0 +1,72 @@
+import type { Task } from './task';
+
+/** Options of a task type, given to @PriorityTask or to the core registry. */
+export interface TaskTypeOptions {
+  /** Provider the task calls; default: the type itself. */
+  providerKey?: string;
+  /** Submitting twice is harmless (default true). Decides recovery of a lost submit. */
+  idempotent?: boolean;
+  /** Submit attempts before FAILED (default 5). */
+  maxAttempts?: number;
+  /** Default overall deadline of a task of this type; none by default. */
+  timeoutMs?: number;
+  /** Default priority when the submit gives none (default 0). */
+  defaultPriority?: number;
+  /** Retry back-off of failed submits: base * 2^(attempts-1), capped, with full jitter. */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** First poll this long after the provider accepted (default 1000). */
+  pollIntervalMs?: number;
+  /** Cap of the poll back-off after poll errors (default 60000). */
+  maxPollIntervalMs?: number;
+}
+
+export interface HandlerContext<P = unknown> {
+  task: Task<P>;
+  payload: P;
+  /** Aborted when the lease is lost or the worker shuts down past its grace period. */
+  signal: AbortSignal;
+}
+
+export interface PollContext<P = unknown> extends HandlerContext<P> {
+  externalId: string;
+}
+
+export type PollResult<R = unknown> =
+  | { done: false; nextPollMs?: number }
+  | { done: true; result?: R }
+  | { done: true; failed: string };
+
+/**
+ * A handler is either one-shot (`run`) or a provider handler (`submit` + `poll`, optional
+ * `cancel`). Errors: throw NotSubmittedError when the provider surely did not see a submit,
+ * PermanentError when retrying cannot help.
+ */
+export interface TaskHandler<P = unknown, R = unknown> {
+  run?(ctx: HandlerContext<P>): Promise<R> | R;
+  submit?(ctx: HandlerContext<P>): Promise<string | { externalId: string }> | string | { externalId: string };
+  poll?(ctx: PollContext<P>): Promise<PollResult<R>> | PollResult<R>;
+  cancel?(ctx: PollContext<P>): Promise<void> | void;
+}
+
+export interface ResolvedTaskType {
+  type: string;
+  providerKey: string;
+  idempotent: boolean;
+  maxAttempts: number;
+  timeoutMs: number | null;
+  defaultPriority: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  pollIntervalMs: number;
+  maxPollIntervalMs: number;
+}
+
+export const TASK_TYPE_DEFAULTS = {
+  idempotent: true,
+  maxAttempts: 5,
+  defaultPriority: 0,
+  backoffBaseMs: 1000,
+  backoffMaxMs: 60_000,
+  pollIntervalMs: 1000,
+  maxPollIntervalMs: 60_000,
+} as const;

@@ -1,0 +1,228 @@
+import type { LimitUpdate, LimitsSnapshot } from './admission';
+import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } from './task';
+
+/**
+ * The port every store implements (memory, Redis, TypeORM). The shared contract suite in
+ * test/contract checks every rule below against each store.
+ *
+ * General rules:
+ * - Every state change is atomic and bumps `version` (creation sets version 1).
+ * - Times are the store clock's epoch ms (`now()`); a store built with a `clock` option uses it.
+ * - Fenced operations take a `Fence` (id + leaseId + version from the task the caller holds) and
+ *   throw `StaleLeaseError` when the task's current leaseId or version differ; nothing changes.
+ *   They return the task as written (new version).
+ * - Admission slots (account, tenant, concurrency key) are held by tasks in SUBMITTING,
+ *   SUBMITTED, RUNNING; each status change in or out of that set takes or frees the slots in
+ *   the same atomic step.
+ */
+export interface TaskStore {
+  /** Creates schema / loads scripts; idempotent. */
+  init(): Promise<void>;
+  /** Releases connections the store opened itself (never a connection the user passed in). */
+  close(): Promise<void>;
+
+  /** The store clock (Redis TIME, SQL now(), or the injected clock). */
+  now(): Promise<number>;
+
+  /** Ordering mode, fixed for the store's life; the order key of every index depends on it. */
+  readonly agingIntervalMs: number;
+
+  /**
+   * Creates tasks in one atomic step (all or none). For an input whose idempotencyKey already
+   * exists (in the store or earlier in the same batch), no task is created and the existing
+   * one is returned with created = false. Results are in input order. New tasks are
+   * PENDING_SUBMIT, version 1, attempts 0, runAt = now + delayMs, deadlineAt = now + timeoutMs
+   * (or null), createdAt = now, seq = the next value of a store-wide increasing sequence.
+   */
+  create(tasks: readonly NewTask[]): Promise<CreateResult[]>;
+
+  get(id: string): Promise<Task | null>;
+
+  /** Tasks of one status, oldest seq first, paged by seq (exclusive `afterSeq`). */
+  list(query: ListQuery): Promise<Task[]>;
+
+  /**
+   * Claims up to `limit` PENDING_SUBMIT tasks with runAt <= now, each time the FIRST admissible
+   * candidate in the order of DESIGN §2 (see order-key.ts), applying every limit of
+   * DESIGN §3 with all claims of the batch counted against the next. Claimed tasks become
+   * SUBMITTING with leaseOwner = owner, a fresh leaseId, leaseUntil = now + leaseMs, version+1;
+   * each takes one unit of every limit of its lane (slots and one rate token).
+   *
+   * A candidate whose deadlineAt <= now is not submitted: it becomes TIMED_OUT in the same step
+   * (no admission check, no token) and is reported in `timedOut`; it does not count toward
+   * `limit`. Refused candidates never stop later admissible ones (no head-of-line blocking).
+   *
+   * `nextWakeAt`: a hint of the earliest future time at which a claim could succeed without any
+   * other change (next delayed runAt, next rate token of a blocked provider); null = unknown / none.
+   */
+  claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim>;
+
+  /**
+   * Claims up to `limit` SUBMITTED / RUNNING tasks with (nextPollAt <= now or cancelRequested)
+   * and no live lease (leaseUntil null or <= now), earliest nextPollAt first. Sets a lease as
+   * claimSubmissions does; status and slots do not change. No admission applies.
+   */
+  claimPolls(request: ClaimRequest): Promise<Task[]>;
+
+  /** Extends a held lease to now + leaseMs. Fenced. */
+  renewLease(fence: Fence, leaseMs: number): Promise<Task>;
+
+  /**
+   * The provider accepted a submit: SUBMITTING -> SUBMITTED (or RUNNING), externalId set,
+   * nextPollAt = now + pollDelayMs, lease cleared; slots stay held. Fenced.
+   */
+  markSubmitted(fence: Fence, outcome: SubmittedOutcome): Promise<Task>;
+
+  /**
+   * A poll said "not done yet" (or failed): status becomes `status` (RUNNING or SUBMITTED),
+   * nextPollAt = now + nextPollDelayMs, pollErrors set, lease cleared. Fenced.
+   */
+  recordPoll(fence: Fence, outcome: PollOutcome): Promise<Task>;
+
+  /**
+   * Terminal transition from a held lease: status, result / error, finishedAt = now, lease
+   * cleared, slots freed when the task held them. Fenced.
+   */
+  complete(fence: Fence, outcome: CompletionOutcome): Promise<Task>;
+
+  /**
+   * A failed submit that will be tried again: SUBMITTING -> PENDING_SUBMIT, attempts + 1,
+   * runAt = now + delayMs, error recorded, lease cleared, slots freed. Priority unchanged. Fenced.
+   * A task with cancelRequested becomes CANCELED instead (terminal).
+   */
+  retry(fence: Fence, outcome: RetryOutcome): Promise<Task>;
+
+  /**
+   * Recovers up to `limit` tasks in one sweep, any worker may call it:
+   * - SUBMITTING with leaseUntil <= now: idempotent -> PENDING_SUBMIT with attempts + 1 (runAt
+   *   unchanged), or FAILED when attempts + 1 >= maxAttempts; non-idempotent -> SUBMIT_UNKNOWN.
+   *   Slots are freed. An idempotent one with cancelRequested becomes CANCELED instead.
+   * - SUBMITTED / RUNNING with leaseUntil <= now: lease cleared (the poll is retried); status
+   *   unchanged; not reported.
+   * - any non-terminal task with deadlineAt <= now and no live lease -> TIMED_OUT (slots freed).
+   * Returns the status transitions made.
+   */
+  recoverExpired(limit: number): Promise<Transition[]>;
+
+  /**
+   * PENDING_SUBMIT -> CANCELED at once. SUBMITTING / SUBMITTED / RUNNING: sets cancelRequested
+   * (version+1), the worker finalises it through claimPolls. Terminal: unchanged. Returns the
+   * task after the change, or null when it does not exist.
+   */
+  cancel(id: string): Promise<Task | null>;
+
+  /**
+   * PENDING_SUBMIT only (else InvalidStateError; missing -> TaskNotFoundError): sets priority
+   * atomically with every index, version + 1.
+   */
+  changePriority(id: string, priority: number): Promise<Task>;
+
+  stats(): Promise<QueueStats>;
+
+  getLimits(): Promise<LimitsSnapshot>;
+  /** Applies one change atomically; freeing room (limit raised, provider resumed) takes effect at the next claim. */
+  setLimits(update: LimitUpdate): Promise<LimitsSnapshot>;
+
+  /** Deletes up to `limit` terminal tasks with finishedAt <= olderThan; returns the count. */
+  purge(olderThan: number, limit: number): Promise<number>;
+
+  /**
+   * Optional: calls `listener` soon after work may have become claimable anywhere in the
+   * cluster (a create, a freed slot, a resume). Returns an unsubscribe function.
+   */
+  subscribe?(listener: () => void): Promise<() => Promise<void>>;
+}
+
+export interface CreateResult {
+  task: Task;
+  created: boolean;
+}
+
+export interface ListQuery {
+  status: TaskStatus;
+  limit: number;
+  afterSeq?: number;
+}
+
+export interface ClaimRequest {
+  owner: string;
+  limit: number;
+  leaseMs: number;
+}
+
+export interface SubmissionClaim {
+  claimed: Task[];
+  timedOut: Task[];
+  nextWakeAt: number | null;
+}
+
+export interface SubmittedOutcome {
+  externalId: string;
+  status: TaskStatus.SUBMITTED | TaskStatus.RUNNING;
+  pollDelayMs: number;
+}
+
+export interface PollOutcome {
+  status: TaskStatus.SUBMITTED | TaskStatus.RUNNING;
+  nextPollDelayMs: number;
+  pollErrors: number;
+  error?: string | null;
+}
+
+export interface CompletionOutcome {
+  status: TerminalStatus;
+  result?: unknown;
+  error?: string | null;
+}
+
+export interface RetryOutcome {
+  delayMs: number;
+  error: string;
+}
+
+export interface PendingPriorityStats {
+  priority: number;
+  /** Due and not-yet-due PENDING_SUBMIT tasks of this priority. */
+  count: number;
+  /** now - min(runAt) over the DUE tasks of this priority; 0 when none is due. */
+  oldestWaitMs: number;
+}
+
+export interface QueueStats {
+  now: number;
+  byStatus: Record<TaskStatus, number>;
+  /** Sorted by priority descending. */
+  pending: PendingPriorityStats[];
+  inFlightByProvider: Record<string, number>;
+  inFlightByAccount: Array<{ providerKey: string; accountId: string; count: number }>;
+  inFlightByTenant: Record<string, number>;
+  inFlightByConcurrencyKey: Record<string, number>;
+}
+
+/** Options every store constructor accepts. */
+export interface StoreOptions {
+  /** DESIGN §2 aging; 0 or undefined = off. At most MAX_AGING_INTERVAL_MS. */
+  agingIntervalMs?: number;
+  /** Test clock: when set, the store uses it instead of its server's time. */
+  clock?: Clock;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private current = 1_700_000_000_000) {}
+  now(): number {
+    return this.current;
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+  set(ms: number): void {
+    this.current = ms;
+  }
+}

@@ -1,0 +1,138 @@
+/** Lifecycle of a task (DESIGN §1). */
+export enum TaskStatus {
+  PENDING_SUBMIT = 'PENDING_SUBMIT',
+  SUBMITTING = 'SUBMITTING',
+  SUBMITTED = 'SUBMITTED',
+  RUNNING = 'RUNNING',
+  SUCCEEDED = 'SUCCEEDED',
+  FAILED = 'FAILED',
+  CANCELED = 'CANCELED',
+  TIMED_OUT = 'TIMED_OUT',
+  SUBMIT_UNKNOWN = 'SUBMIT_UNKNOWN',
+}
+
+export const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);
+
+/** Statuses that hold an admission slot (account, tenant, concurrency key). */
+export const IN_FLIGHT_STATUSES: readonly TaskStatus[] = [
+  TaskStatus.SUBMITTING,
+  TaskStatus.SUBMITTED,
+  TaskStatus.RUNNING,
+];
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = [
+  TaskStatus.SUCCEEDED,
+  TaskStatus.FAILED,
+  TaskStatus.CANCELED,
+  TaskStatus.TIMED_OUT,
+  TaskStatus.SUBMIT_UNKNOWN,
+];
+
+export type TerminalStatus =
+  | TaskStatus.SUCCEEDED
+  | TaskStatus.FAILED
+  | TaskStatus.CANCELED
+  | TaskStatus.TIMED_OUT
+  | TaskStatus.SUBMIT_UNKNOWN;
+
+export function isTerminal(status: TaskStatus): status is TerminalStatus {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+export function isInFlight(status: TaskStatus): boolean {
+  return IN_FLIGHT_STATUSES.includes(status);
+}
+
+/** Plain JSON value: what a payload or a result may hold. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * A task as every store returns it. Times are epoch milliseconds of the STORE clock.
+ * Stores return fresh objects; callers may not mutate what a store keeps.
+ */
+export interface Task<P = unknown, R = unknown> {
+  id: string;
+  /** Caller-supplied idempotency key, unique among live (not purged) tasks. */
+  idempotencyKey: string | null;
+  type: string;
+  payload: P;
+  /** int32, larger first. */
+  priority: number;
+  providerKey: string;
+  accountId: string | null;
+  tenantId: string | null;
+  concurrencyKey: string | null;
+  /** Earliest submit time (store now + delayMs at creation, or the retry time). */
+  runAt: number;
+  /** Overall deadline (waiting + submitting + polling); null = none. */
+  deadlineAt: number | null;
+  createdAt: number;
+  /** Store-wide monotonic sequence, the final tie-break. */
+  seq: number;
+  status: TaskStatus;
+  /** Bumped by every state change; part of the fence of a lease holder. */
+  version: number;
+  /** Failed submit attempts so far (handler error or expired submit lease). */
+  attempts: number;
+  maxAttempts: number;
+  /** Whether submitting twice is harmless; decides recovery of an expired submit lease. */
+  idempotent: boolean;
+  leaseOwner: string | null;
+  /** Fencing token of the current lease; null when no lease is held. */
+  leaseId: string | null;
+  leaseUntil: number | null;
+  result: R | null;
+  error: string | null;
+  externalId: string | null;
+  /** When a SUBMITTED / RUNNING task is next due for a poll. */
+  nextPollAt: number | null;
+  /** Consecutive poll errors (drives the poll back-off); reset by a successful poll. */
+  pollErrors: number;
+  /** Set by cancel() on a claimed task; the worker finalises it as CANCELED. */
+  cancelRequested: boolean;
+  updatedAt: number;
+  /** When the task reached a terminal status; null until then. */
+  finishedAt: number | null;
+}
+
+/**
+ * What the queue hands a store to create. Everything is already validated and defaulted by
+ * core/queue.ts; the store adds id-independent lifecycle fields and reads its own clock for
+ * runAt / deadlineAt / createdAt.
+ */
+export interface NewTask {
+  id: string;
+  idempotencyKey: string | null;
+  type: string;
+  payload: unknown;
+  priority: number;
+  providerKey: string;
+  accountId: string | null;
+  tenantId: string | null;
+  concurrencyKey: string | null;
+  /** runAt = store now + delayMs. */
+  delayMs: number;
+  /** deadlineAt = store now + timeoutMs; null = no deadline. */
+  timeoutMs: number | null;
+  maxAttempts: number;
+  idempotent: boolean;
+}
+
+/** Identity of a lease holder: every fenced write must present all three. */
+export interface Fence {
+  id: string;
+  leaseId: string;
+  version: number;
+}
+
+export function fenceOf(task: Pick<Task, 'id' | 'leaseId' | 'version'>): Fence {
+  if (task.leaseId === null) throw new Error(`task ${task.id} holds no lease`);
+  return { id: task.id, leaseId: task.leaseId, version: task.version };
+}
+
+/** One state change, as reported by store operations that change several tasks. */
+export interface Transition {
+  task: Task;
+  from: TaskStatus;
+  to: TaskStatus;
+}
