@@ -5,3 +5,8 @@ export * from './errors';
 export * from './messages';
 export * from './handler';
 export * from './task-store.port';
+export * from './events';
+export * from './registry';
+export * from './validation';
+export * from './queue';
+export * from './admission-control';

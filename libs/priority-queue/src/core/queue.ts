@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { TaskNotFoundError, ValidationError } from './errors';
+import { TaskEvents } from './events';
+import { Messages } from './messages';
+import type { TaskTypeRegistry } from './registry';
+import type { QueueStats, TaskStore } from './task-store.port';
+import { TaskStatus, type NewTask, type Task } from './task';
+import { DEFAULT_MAX_PAYLOAD_BYTES, validateSubmitInput, type SubmitInput } from './validation';
+
+export interface PriorityQueueOptions {
+  store: TaskStore;
+  registry: TaskTypeRegistry;
+  /** Largest payload accepted, in bytes of its JSON (default 256 KiB). */
+  maxPayloadBytes?: number;
+  events?: TaskEvents;
+}
+
+/** Largest submitMany batch, so one call cannot build an unbounded transaction. */
+export const MAX_BATCH = 10_000;
+
+/**
+ * The producer side, free of any framework: validates input, resolves the task type, writes
+ * through the store. Nest's TaskManager is a thin shell around it.
+ */
+export class PriorityQueue {
+  readonly store: TaskStore;
+  readonly events: TaskEvents;
+  private readonly registry: TaskTypeRegistry;
+  private readonly maxPayloadBytes: number;
+
+  constructor(options: PriorityQueueOptions) {
+    this.store = options.store;
+    this.registry = options.registry;
+    this.events = options.events ?? new TaskEvents();
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  }
+
+  async submit<P = unknown>(input: SubmitInput<P>): Promise<Task<P>> {
+    const [result] = await this.store.create([this.toNewTask(input)]);
+    if (result.created) this.events.emit(result.task, null);
+    return result.task as Task<P>;
+  }
+
+  /** Validates every input first; then writes all of them in one atomic store call. */
+  async submitMany(inputs: readonly SubmitInput[]): Promise<Task[]> {
+    if (!Array.isArray(inputs)) throw new ValidationError(Messages.invalidSubmit('submitMany takes an array of tasks'));
+    if (inputs.length > MAX_BATCH) {
+      throw new ValidationError(Messages.invalidSubmit(`submitMany takes at most ${MAX_BATCH} tasks per call, got ${inputs.length}`));
+    }
+    if (inputs.length === 0) return [];
+    const news = new Array<NewTask>(inputs.length);
+    for (let i = 0; i < inputs.length; i++) {
+      try {
+        news[i] = this.toNewTask(inputs[i]);
+      } catch (e) {
+        if (e instanceof ValidationError) {
+          throw new ValidationError(`Task #${i} of submitMany: ${e.message}`, e.details);
+        }
+        throw e;
+      }
+    }
+    const results = await this.store.create(news);
+    if (this.events.active) for (const r of results) if (r.created) this.events.emit(r.task, null);
+    return results.map((r) => r.task);
+  }
+
+  get(id: string): Promise<Task | null> {
+    return this.store.get(id);
+  }
+
+  async cancel(id: string): Promise<Task> {
+    const before = await this.store.get(id);
+    if (!before) throw new TaskNotFoundError(id);
+    const after = await this.store.cancel(id);
+    if (!after) throw new TaskNotFoundError(id);
+    if (after.status !== before.status) this.events.emit(after, before.status);
+    return after;
+  }
+
+  changePriority(id: string, priority: number): Promise<Task> {
+    if (!Number.isInteger(priority) || priority < -2147483648 || priority > 2147483647) {
+      return Promise.reject(new ValidationError(Messages.invalidPriority(priority), ['priority']));
+    }
+    return this.store.changePriority(id, priority);
+  }
+
+  stats(): Promise<QueueStats> {
+    return this.store.stats();
+  }
+
+  list(status: TaskStatus, limit = 100, afterSeq?: number): Promise<Task[]> {
+    if (!Object.values(TaskStatus).includes(status)) {
+      return Promise.reject(new ValidationError(Messages.invalidOption('status', status, Object.values(TaskStatus).join(', '))));
+    }
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      return Promise.reject(new ValidationError(Messages.invalidOption('limit', limit, 'an integer from 1 to 10000')));
+    }
+    return this.store.list({ status, limit, afterSeq });
+  }
+
+  private toNewTask(input: SubmitInput): NewTask {
+    validateSubmitInput(input, this.maxPayloadBytes);
+    const t = this.registry.resolve(input.type);
+    return {
+      id: randomUUID(),
+      idempotencyKey: input.idempotencyKey ?? null,
+      type: input.type,
+      payload: input.payload === undefined ? null : input.payload,
+      priority: input.priority ?? t.defaultPriority,
+      providerKey: input.providerKey ?? t.providerKey,
+      accountId: input.accountId ?? null,
+      tenantId: input.tenantId ?? null,
+      concurrencyKey: input.concurrencyKey ?? null,
+      delayMs: input.delayMs ?? 0,
+      timeoutMs: input.timeoutMs === undefined ? t.timeoutMs : input.timeoutMs,
+      maxAttempts: input.maxAttempts ?? t.maxAttempts,
+      idempotent: t.idempotent,
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import { HandlerRegistrationError, UnknownTaskTypeError } from './errors';
+import { TASK_TYPE_DEFAULTS, type ResolvedTaskType, type TaskHandler, type TaskTypeOptions } from './handler';
+import { Messages } from './messages';
+import { validateTaskTypeOptions } from './validation';
+
+export interface RegisteredTaskType {
+  resolved: ResolvedTaskType;
+  /** null in a producer-only process that declared the type without running it. */
+  handler: TaskHandler | null;
+  /** Who registered it (class name), for error messages. */
+  source: string;
+}
+
+/**
+ * The task types this process knows: through a handler (@PriorityTask) or declared in the
+ * options of a producer-only process. A submit of any other type is refused.
+ */
+export class TaskTypeRegistry {
+  private readonly byType = new Map<string, RegisteredTaskType>();
+
+  register(type: string, options: TaskTypeOptions = {}, handler: TaskHandler | null = null, source = 'options'): void {
+    const resolved = resolveTaskType(type, options);
+    const existing = this.byType.get(type);
+    if (existing) {
+      if (existing.handler && handler) {
+        throw new HandlerRegistrationError(Messages.duplicateHandler(type, existing.source, source));
+      }
+      // A handler replaces a bare declaration (the handler's options win); a declaration never
+      // replaces a handler.
+      if (!handler) return;
+    }
+    if (handler && typeof handler.run !== 'function' && (typeof handler.submit !== 'function' || typeof handler.poll !== 'function')) {
+      throw new HandlerRegistrationError(Messages.handlerShape(type, source));
+    }
+    this.byType.set(type, { resolved, handler, source });
+  }
+
+  get(type: string): RegisteredTaskType | undefined {
+    return this.byType.get(type);
+  }
+
+  resolve(type: string): ResolvedTaskType {
+    const entry = this.byType.get(type);
+    if (!entry) throw new UnknownTaskTypeError(type, this.types());
+    return entry.resolved;
+  }
+
+  types(): string[] {
+    return [...this.byType.keys()];
+  }
+}
+
+export function resolveTaskType(type: string, options: TaskTypeOptions): ResolvedTaskType {
+  validateTaskTypeOptions(type, options);
+  return {
+    type,
+    providerKey: options.providerKey ?? type,
+    idempotent: options.idempotent ?? TASK_TYPE_DEFAULTS.idempotent,
+    maxAttempts: options.maxAttempts ?? TASK_TYPE_DEFAULTS.maxAttempts,
+    timeoutMs: options.timeoutMs ?? null,
+    defaultPriority: options.defaultPriority ?? TASK_TYPE_DEFAULTS.defaultPriority,
+    backoffBaseMs: options.backoff?.baseMs ?? TASK_TYPE_DEFAULTS.backoffBaseMs,
+    backoffMaxMs: options.backoff?.maxMs ?? TASK_TYPE_DEFAULTS.backoffMaxMs,
+    pollIntervalMs: options.pollIntervalMs ?? TASK_TYPE_DEFAULTS.pollIntervalMs,
+    maxPollIntervalMs: options.maxPollIntervalMs ?? TASK_TYPE_DEFAULTS.maxPollIntervalMs,
+  };
+}
