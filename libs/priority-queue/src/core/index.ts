@@ -10,3 +10,6 @@ export * from './registry';
 export * from './validation';
 export * from './queue';
 export * from './admission-control';
+export * from './backoff';
+export * from './timers';
+export * from './worker';
