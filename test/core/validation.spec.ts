@@ -1,0 +1,103 @@
+import {
+  AdmissionControl,
+  HandlerRegistrationError,
+  TaskTypeRegistry,
+  validatePayload,
+  validateSubmitInput,
+  ValidationError,
+  type SubmitInput,
+  type TaskStore,
+} from 'nestjs-priority-queue/core';
+
+const ok: SubmitInput = { type: 't', payload: { a: [1, 'x', null, true, { b: 2.5 }] } };
+
+function messageOf(fn: () => void): string {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ValidationError);
+    return (e as Error).message;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('submit validation', () => {
+  it('accepts a plain task', () => {
+    expect(() => validateSubmitInput(ok, 1024)).not.toThrow();
+  });
+
+  it.each([
+    [{ ...ok, priority: 1.5 }, /priority/],
+    [{ ...ok, priority: 2147483648 }, /priority/],
+    [{ ...ok, priority: -2147483649 }, /priority/],
+    [{ ...ok, priority: '5' }, /priority/],
+    [{ ...ok, delayMs: -1 }, /delayMs/],
+    [{ ...ok, timeoutMs: 0 }, /timeoutMs/],
+    [{ ...ok, type: '' }, /type/],
+    [{ ...ok, accountId: 'a\u001fb' }, /accountId/],
+    [{ ...ok, maxAttempts: 0 }, /maxAttempts/],
+    [{ ...ok, priorty: 5 }, /priorty/],
+  ])('rejects %j', (input, pattern) => {
+    expect(messageOf(() => validateSubmitInput(input as SubmitInput, 1024))).toMatch(pattern);
+  });
+
+  it('accepts the int32 extremes', () => {
+    expect(() => validateSubmitInput({ ...ok, priority: -2147483648 }, 1024)).not.toThrow();
+    expect(() => validateSubmitInput({ ...ok, priority: 2147483647 }, 1024)).not.toThrow();
+  });
+
+  it('rejects payloads that do not survive JSON', () => {
+    const cyc: Record<string, unknown> = {};
+    cyc.self = cyc;
+    expect(messageOf(() => validatePayload(cyc, 1e6))).toMatch(/circular/);
+    expect(messageOf(() => validatePayload({ f: () => 1 }, 1e6))).toMatch(/function/);
+    expect(messageOf(() => validatePayload({ n: 1n }, 1e6))).toMatch(/BigInt/);
+    expect(messageOf(() => validatePayload({ n: NaN }, 1e6))).toMatch(/NaN/);
+    expect(messageOf(() => validatePayload({ d: new Date() }, 1e6))).toMatch(/Date/);
+    expect(messageOf(() => validatePayload([undefined], 1e6))).toMatch(/undefined/);
+  });
+
+  it('rejects a payload over the size limit', () => {
+    expect(messageOf(() => validatePayload({ s: 'x'.repeat(100) }, 50))).toMatch(/bytes/);
+  });
+
+  it('a shared sub-object is not a cycle', () => {
+    const shared = { x: 1 };
+    expect(() => validatePayload({ a: shared, b: shared }, 1e6)).not.toThrow();
+  });
+});
+
+describe('task type registry', () => {
+  it('refuses two handlers for one type and a handler without run or submit+poll', () => {
+    const r = new TaskTypeRegistry();
+    r.register('a', {}, { run: () => 1 }, 'A');
+    expect(() => r.register('a', {}, { run: () => 2 }, 'B')).toThrow(HandlerRegistrationError);
+    expect(() => r.register('b', {}, { submit: () => 'x' }, 'C')).toThrow(/run\(\), or submit\(\) and poll\(\)/);
+  });
+
+  it('validates type options', () => {
+    const r = new TaskTypeRegistry();
+    expect(() => r.register('a', { maxAttempts: 0 })).toThrow(ValidationError);
+    expect(() => r.register('a', { backoff: { baseMs: -5 } })).toThrow(/backoff.baseMs/);
+  });
+});
+
+describe('limit validation', () => {
+  const store = new Proxy({} as TaskStore, {
+    get: () => () => {
+      throw new Error('the store must not be reached with a bad limit');
+    },
+  });
+  const control = new AdmissionControl(store);
+  it.each([
+    [{ kind: 'provider', providerKey: 'p', qps: 0 }, /qps/],
+    [{ kind: 'provider', providerKey: 'p', qps: -1 }, /qps/],
+    [{ kind: 'provider', providerKey: 'p', burst: 0.5 }, /burst/],
+    [{ kind: 'account', providerKey: 'p', accountId: 'a', concurrency: -1 }, /concurrency/],
+    [{ kind: 'tenant', tenantId: '', quota: 1 }, /tenantId/],
+    [{ kind: 'concurrencyKey', key: 'k', limit: 1.5 }, /limit/],
+    [{ kind: 'bogus' }, /kind/],
+  ])('rejects %j before reaching the store', async (update, pattern) => {
+    await expect(control.apply(update as never)).rejects.toThrow(pattern);
+  });
+});
