@@ -1,0 +1,88 @@
+import type { BenchEnv, BenchJob, BenchTarget } from './target';
+import { seededRandom, randomInt } from './lib/rng';
+import { chunks } from './lib/stats';
+
+/** Sizes of one run; `--quick` shrinks them (see sizes.ts). */
+export interface Sizes {
+  submitOne: number;
+  submitBulk: number;
+  /** Jobs per bulk call, the same for every target. */
+  bulkChunk: number;
+  drain: number;
+  concurrency: number;
+  order: number;
+  /** Pending levels of the backlog-scaling scenario. */
+  backlogLevels: number[];
+  /** Tasks claimed and finished at each level. */
+  backlogClaims: number;
+  /** Terminal rows written before the last backlog level (SQL targets); 0 = skip. */
+  terminalRows: number;
+  latencyTasks: number;
+  latencyGapMs: number;
+  admissionTasks: number;
+  multiProcessTasks: number;
+  processes: number;
+  /** Longest a single measured phase may take before the target fails the scenario. */
+  phaseTimeoutMs: number;
+}
+
+export type Better = 'higher' | 'lower' | 'zero';
+
+export interface Measurement {
+  /** Stable id, e.g. `drain` or `backlog.100000`: the table row and the JSON key. */
+  metric: string;
+  /** Row label in the table. */
+  label: string;
+  value: number | null;
+  unit: string;
+  better: Better;
+  /** Why the value is missing, or a remark. */
+  note?: string;
+}
+
+export interface ScenarioContext {
+  target: BenchTarget;
+  env: BenchEnv;
+  sizes: Sizes;
+  seed: number;
+  /** A namespace unique in this run (queue name / key prefix / table prefix). */
+  namespace(suffix: string): string;
+  log(message: string): void;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  applies(target: BenchTarget): boolean;
+  /** Rows this scenario reports (known before running, so a failure still shows its rows). */
+  metrics(sizes: Sizes, target: BenchTarget): Array<Omit<Measurement, 'value'>>;
+  run(ctx: ScenarioContext): Promise<Measurement[]>;
+}
+
+/** n jobs with priorities 0..9 drawn from the seed. */
+export function makeJobs(n: number, seed: number, firstIndex = 0): BenchJob[] {
+  const random = seededRandom(seed);
+  const jobs: BenchJob[] = new Array(n);
+  for (let k = 0; k < n; k++) jobs[k] = { i: firstIndex + k, priority: randomInt(random, 0, 9) };
+  return jobs;
+}
+
+export async function submitAll(target: BenchTarget, jobs: readonly BenchJob[], chunkSize: number): Promise<void> {
+  for (const chunk of chunks(jobs, chunkSize)) await target.submitBulk(chunk);
+}
+
+/** Runs `fn` inside a fresh namespace of the target and always cleans it up. */
+export async function inNamespace<T>(ctx: ScenarioContext, suffix: string, fn: () => Promise<T>): Promise<T> {
+  await ctx.target.begin(ctx.namespace(suffix));
+  try {
+    return await fn();
+  } finally {
+    await ctx.target.end().catch((e) => ctx.log(`cleanup failed: ${(e as Error).message}`));
+  }
+}
+
+export function compact(n: number): string {
+  if (n >= 1_000_000) return `${+(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 1000) return `${+(n / 1000).toFixed(1)}k`;
+  return String(n);
+}

@@ -1,0 +1,130 @@
+import { PriorityQueue } from 'nestjs-priority-queue/core/queue';
+import { TaskTypeRegistry } from 'nestjs-priority-queue/core/registry';
+import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
+import type { SubmitInput } from 'nestjs-priority-queue/core/validation';
+import { Worker } from 'nestjs-priority-queue/core/worker';
+import type { AdmissionLimits, BenchJob, BenchTarget, RunningWorker, ServerKind, WorkerSpec } from '../target';
+import { ourVersion } from '../lib/machine';
+
+/** How one of our stores is created and cleaned up; the rest is the same for every store. */
+export interface OurStoreBinding {
+  id: string;
+  label: string;
+  server: ServerKind;
+  tuning: string;
+  /** Shared resources (connections, DataSource). */
+  open(attach: boolean): Promise<void>;
+  close(): Promise<void>;
+  /** A store of one namespace; the caller runs init(). */
+  createStore(namespace: string): Promise<TaskStore>;
+  /** Called after the store of the namespace was closed. */
+  dropNamespace(namespace: string): Promise<void>;
+  /** SQL: writes `count` SUCCEEDED rows into the namespace's task table. */
+  seedTerminal?(store: TaskStore, namespace: string, count: number): Promise<void>;
+}
+
+export const TASK_TYPE = 'bench';
+
+let reportedErrors = 0;
+/** Prints the first few errors the worker loop survived (a healthy run prints none). */
+function reportWorkerError(error: unknown): void {
+  if (reportedErrors++ < 3) console.error(`  worker error: ${(error as Error)?.message ?? String(error)}`);
+}
+export const LEASE_MS = 30_000;
+
+/**
+ * Our library driven the way an application drives it: PriorityQueue.submit / submitMany for
+ * producers, core Worker (claim batch = concurrency) for consumers, so the figures include
+ * validation and the real worker loop, not just the store.
+ */
+export function ourTarget(binding: OurStoreBinding): BenchTarget {
+  let store: TaskStore | null = null;
+  let queue: PriorityQueue | null = null;
+  let namespace = '';
+  let handler: WorkerSpec['handler'] = () => undefined;
+  const registry = new TaskTypeRegistry();
+  registry.register(
+    TASK_TYPE,
+    {},
+    {
+      run: async ({ task, payload }) => {
+        const p = payload as { i: number; p: number };
+        await handler({ i: p.i, priority: p.p, claimedAt: (task.leaseUntil ?? 0) - LEASE_MS });
+        return null;
+      },
+    },
+    'bench',
+  );
+
+  const toInput = (j: BenchJob): SubmitInput => ({
+    type: TASK_TYPE,
+    payload: { i: j.i, p: j.priority },
+    priority: j.priority,
+    ...(j.providerKey ? { providerKey: j.providerKey } : {}),
+    ...(j.accountId ? { accountId: j.accountId } : {}),
+    ...(j.tenantId ? { tenantId: j.tenantId } : {}),
+  });
+
+  return {
+    id: binding.id,
+    label: binding.label,
+    server: binding.server,
+    ours: true,
+    version: ourVersion(),
+    tuning: `core Worker, batchSize = concurrency, leaseMs ${LEASE_MS}; ${binding.tuning}`,
+    leaseMs: LEASE_MS,
+    open: (opts) => binding.open(!!opts?.attach),
+    close: () => binding.close(),
+    async begin(ns) {
+      namespace = ns;
+      store = await binding.createStore(ns);
+      await store.init();
+      queue = new PriorityQueue({ store, registry });
+    },
+    async end(opts) {
+      await store?.close();
+      store = null;
+      queue = null;
+      if (!opts?.detach) await binding.dropNamespace(namespace);
+    },
+    async submitOne(job) {
+      await queue!.submit(toInput(job));
+    },
+    async submitBulk(jobs) {
+      await queue!.submitMany(jobs.map(toInput));
+    },
+    async startWorker(spec: WorkerSpec): Promise<RunningWorker> {
+      handler = spec.handler;
+      const worker = new Worker({
+        store: store!,
+        registry,
+        concurrency: spec.concurrency,
+        batchSize: spec.concurrency,
+        leaseMs: LEASE_MS,
+        onError: reportWorkerError,
+      });
+      await worker.start();
+      return {
+        stop: async () => {
+          await worker.stop();
+          handler = () => undefined;
+        },
+      };
+    },
+    async applyLimits(limits: AdmissionLimits) {
+      for (const p of limits.providers) {
+        await store!.setLimits({
+          kind: 'provider',
+          providerKey: p.providerKey,
+          qps: p.qps,
+          burst: p.burst,
+          accountConcurrency: p.accountConcurrency,
+        });
+      }
+      await store!.setLimits({ kind: 'defaultTenant', quota: limits.defaultTenantQuota });
+    },
+    ...(binding.seedTerminal
+      ? { seedTerminal: (count: number) => binding.seedTerminal!(store!, namespace, count) }
+      : {}),
+  };
+}
