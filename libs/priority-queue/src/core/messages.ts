@@ -29,4 +29,6 @@ export const Messages = {
   shuttingDown: () => `The worker is shutting down and accepts no new work.`,
   idempotencyConflict: (key: string, existingType: string, type: string) =>
     `Idempotency key "${key}" already belongs to a task of type "${existingType}", not "${type}". Use a key unique per logical operation.`,
+  invalidState: (id: string, status: string, operation: string) =>
+    `Task ${id} is ${status}: ${operation} does not apply in that status. Nothing was changed.`,
 } as const;

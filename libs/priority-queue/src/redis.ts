@@ -1,0 +1,5 @@
+/**
+ * `nestjs-priority-queue/redis`: the Redis store (needs the `ioredis` peer dependency). The
+ * library root never imports ioredis; import this entry point only when you use Redis.
+ */
+export * from './stores/redis';

@@ -1,0 +1,108 @@
+import { ValidationError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+
+/**
+ * Every Redis key of a queue, built here and nowhere else.
+ *
+ * All keys of one queue start with the hash tag `{prefix:queue}`, so they live in one slot and
+ * every Lua script runs on one node of a Redis Cluster. The prefix isolates applications that
+ * share a Redis; the queue name isolates queues of one application.
+ *
+ * Fixed keys are passed to every script as KEYS, in the order of FIXED_KEYS (the generated Lua
+ * prelude maps them to names, see scripts.ts). Keys that embed an id (a task, a lane, ...) are
+ * built inside the scripts from the base `{prefix:queue}:` (ARGV[1]) and the suffixes of
+ * DYNAMIC_KEYS, also emitted into the prelude from this file.
+ */
+export const FIXED_KEYS = [
+  /** string: store-wide task sequence (INCR). */
+  'seq',
+  /** hash: store settings fixed for the queue's life (agingIntervalMs). */
+  'meta',
+  /** zset (score 0, BYLEX order): one member per ready lane, `headOrderKey .. laneId`. */
+  'ready',
+  /** hash: laneId -> its member in `ready` (present iff the lane is ready). */
+  'laneready',
+  /** hash: laneId -> the resource it is parked on (present iff parked). */
+  'lanepark',
+  /** set: resources that have parked lanes. */
+  'parkedres',
+  /** zset: providerKey scored by the time its next rate token is due (rate-parked providers). */
+  'ratewake',
+  /** zset: not-yet-due PENDING_SUBMIT task ids scored by runAt. */
+  'delayed',
+  /** zset: task ids holding a lease, scored by leaseUntil. */
+  'leases',
+  /** zset: SUBMITTED / RUNNING task ids without a lease, scored by next poll time. */
+  'polls',
+  /** zset: non-terminal task ids with a deadline, scored by deadlineAt. */
+  'deadlines',
+  /** zset: terminal task ids scored by finishedAt (purge). */
+  'finished',
+  /** hash: idempotencyKey -> task id. */
+  'idem',
+  /** hash: priority -> number of PENDING_SUBMIT tasks (due or not). */
+  'pendcount',
+  /** hashes: in-flight counts per providerKey / account / tenant / concurrency key. */
+  'inflight_p',
+  'inflight_a',
+  'inflight_t',
+  'inflight_c',
+  /** set: providerKeys that have a limits hash. */
+  'providers',
+  /** hash: providerKey -> GCRA theoretical arrival time (ms, fractional). */
+  'gcra',
+  /** hashes: limit overrides per account (`provider\x1faccount`), tenant, concurrency key. */
+  'lim_a',
+  'lim_t',
+  'lim_c',
+  /** hash: defaultTenantQuota. */
+  'lim_meta',
+] as const;
+
+export type FixedKeyName = (typeof FIXED_KEYS)[number];
+
+/** Suffixes of the keys that embed an id; the scripts append the id to `base + suffix`. */
+export const DYNAMIC_KEYS = {
+  /** hash: one task (fields named after Task; `_k` order key while in a lane, `_l` lane id). */
+  task: 'task:',
+  /** zset (score 0, BYLEX order): due tasks of one lane, members `orderKey .. taskId`. */
+  lane: 'lane:',
+  /** set: lanes parked on one resource. */
+  parked: 'parked:',
+  /** zset: task ids of one status scored by seq (list, counts). */
+  status: 'status:',
+  /** zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait). */
+  due: 'due:',
+  /** hash: limits of one provider (paused, qps, burst, accountConcurrency). */
+  provider: 'provider:',
+} as const;
+
+/** Pub/sub channel (suffix) the scripts publish on when work may have become claimable. */
+export const WAKE_CHANNEL_SUFFIX = 'wake';
+
+export interface QueueKeys {
+  /** `{prefix:queue}:` */
+  base: string;
+  /** KEYS of every script, in FIXED_KEYS order. */
+  fixed: string[];
+  channel: string;
+  task(id: string): string;
+  status(status: string): string;
+}
+
+export function queueKeys(prefix: string, queue: string): QueueKeys {
+  for (const [what, v] of [
+    ['prefix', prefix],
+    ['queue', queue],
+  ] as const) {
+    if (!v || /[{}]/.test(v)) throw new ValidationError(Messages.invalidOption(what, JSON.stringify(v), 'a non-empty string without { or }'));
+  }
+  const base = `{${prefix}:${queue}}:`;
+  return {
+    base,
+    fixed: FIXED_KEYS.map((k) => base + k),
+    channel: base + WAKE_CHANNEL_SUFFIX,
+    task: (id) => base + DYNAMIC_KEYS.task + id,
+    status: (s) => base + DYNAMIC_KEYS.status + s,
+  };
+}

@@ -1,0 +1,21 @@
+-- claim_polls: leases up to `limit` SUBMITTED / RUNNING tasks whose poll is due (or whose cancel
+-- was requested) and that hold no live lease, earliest poll first. Status and slots unchanged.
+-- A poll lease that expired is made claimable first (recover_expired would do the same).
+-- KEYS: fixed keys (used: leases, polls)
+-- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
+-- Returns: the claimed tasks (HGETALL each)
+local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
+  local st = redis.call('HGET', dk('task', id), 'status')
+  if st == SUBMITTED or st == RUNNING then
+    clearLease(id)
+    schedulePoll(id)
+  end
+end
+local out = {}
+for i, id in ipairs(redis.call('ZRANGEBYSCORE', K.polls, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
+  redis.call('ZREM', K.polls, id)
+  setLease(id, owner, lbase .. i, leaseMs)
+  out[#out + 1] = taskOf(id)
+end
+return out

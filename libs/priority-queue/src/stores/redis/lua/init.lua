@@ -1,0 +1,6 @@
+-- init: records the store settings fixed for the queue's life; refuses a different aging mode.
+-- KEYS: fixed keys (used: meta)
+-- ARGV: common (1-3) only
+-- Returns: the agingIntervalMs recorded for the queue (a string); the caller compares.
+redis.call('HSETNX', K.meta, 'agingIntervalMs', fmt(AGING))
+return redis.call('HGET', K.meta, 'agingIntervalMs')

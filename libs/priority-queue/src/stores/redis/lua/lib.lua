@@ -1,0 +1,278 @@
+-- lib.lua: helpers shared by every operation script. Never run alone: scripts.ts builds each
+-- script as  <prelude generated from keys.ts> .. lib.lua .. <operation>.lua
+--
+-- Calling convention of every operation script:
+--   KEYS     the fixed keys of keys.ts, in FIXED_KEYS order (mapped to K.<name> below)
+--   ARGV[1]  base `{prefix:queue}:` of the keys that embed an id (task, lane, parked, ...)
+--   ARGV[2]  now in epoch ms, or '' to use the Redis TIME (the store clock)
+--   ARGV[3]  agingIntervalMs (0 = off); fixes the order key layout
+--   ARGV[4..] the operation's own arguments, listed in its header
+-- Optional string arguments are '' for null and '+' .. value otherwise ('~' = leave unchanged
+-- where a header says so). Errors are replies 'PQ_STALE', 'PQ_NOTFOUND', 'PQ_STATE <status>'.
+
+local K = {}
+for i, name in ipairs(FIXED_NAMES) do K[name] = KEYS[i] end
+local BASE = ARGV[1]
+local function dk(kind, id) return BASE .. DYN[kind] .. id end
+
+local NOW
+if ARGV[2] ~= '' then
+  NOW = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local AGING = tonumber(ARGV[3])
+local KEYW = 50
+if AGING > 0 then KEYW = 66 end
+
+local SEP = '\031'
+local PENDING, SUBMITTING, SUBMITTED, RUNNING = 'PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING'
+local INFLIGHT = { SUBMITTING = true, SUBMITTED = true, RUNNING = true }
+local TERMINAL = { SUCCEEDED = true, FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_UNKNOWN = true }
+local WOKE = false -- set when work may have become claimable: the script publishes at its end
+
+local function fmt(n) return string.format('%d', n) end
+local function fail(code) error({ err = code }) end
+local function opt(s)
+  if s == '' then return false end
+  return string.sub(s, 2)
+end
+local function wake()
+  if WOKE then redis.call('PUBLISH', BASE .. WAKE, '1') end
+end
+local function hincr(key, field, by)
+  local v = redis.call('HINCRBY', key, field, by)
+  if v <= 0 then redis.call('HDEL', key, field) end
+end
+local function taskOf(id) return redis.call('HGETALL', dk('task', id)) end
+
+-- Order key: byte-for-byte core/order-key.ts encodeOrderKey (fixed-width hex, lexicographic =
+-- DESIGN §2 order). All arithmetic stays exact on doubles: 64-bit values are two 32-bit limbs.
+local TWO32 = 4294967296
+local TWO52 = 4503599627370496
+local function hex14(v)
+  local hi = math.floor(v / TWO32)
+  return string.format('%06x%08x', hi, v - hi * TWO32)
+end
+local function agedHex(runAt, pri)
+  -- runAt - pri * AGING + 2^63 as 16 hex digits
+  local a = math.abs(pri)
+  local a1 = math.floor(a / 65536)
+  local x0, x1 = (a - a1 * 65536) * AGING, a1 * AGING
+  local x0h = math.floor(x0 / TWO32)
+  local x1h = math.floor(x1 / 65536)
+  local ph, pl = x0h + x1h, (x0 - x0h * TWO32) + (x1 - x1h * 65536) * 65536
+  if pl >= TWO32 then pl, ph = pl - TWO32, ph + 1 end
+  local r = math.abs(runAt)
+  local rh = math.floor(r / TWO32)
+  local hi, lo
+  if runAt >= 0 then
+    hi, lo = 2147483648 + rh, r - rh * TWO32
+  else
+    hi, lo = 2147483648 - rh, -(r - rh * TWO32)
+    if lo < 0 then lo, hi = lo + TWO32, hi - 1 end
+  end
+  if pri > 0 then
+    hi, lo = hi - ph, lo - pl
+    if lo < 0 then lo, hi = lo + TWO32, hi - 1 end
+  elseif pri < 0 then
+    hi, lo = hi + ph, lo + pl
+    if lo >= TWO32 then lo, hi = lo - TWO32, hi + 1 end
+  end
+  return string.format('%08x%08x', hi, lo)
+end
+local function orderKey(pri, runAt, createdAt, seq)
+  local s = ''
+  if AGING > 0 then s = agedHex(runAt, pri) end
+  return s .. string.format('%08x', 2147483647 - pri) .. hex14(runAt + TWO52) .. hex14(createdAt + TWO52) .. hex14(seq)
+end
+
+-- Status index and pending counts per priority.
+local function moveStatus(id, from, to, seq, pri)
+  if from then redis.call('ZREM', dk('status', from), id) end
+  redis.call('ZADD', dk('status', to), seq, id)
+  if from == PENDING then hincr(K.pendcount, pri, -1) end
+  if to == PENDING then redis.call('HINCRBY', K.pendcount, pri, 1) end
+end
+
+-- Lanes (LANES.md). A lane is ready (member headKey .. laneId in K.ready), parked (on one
+-- resource), or empty. Parked lanes are re-checked only when their resource frees.
+local function refreshReady(lane)
+  if redis.call('HEXISTS', K.lanepark, lane) == 1 then return end
+  local head = redis.call('ZRANGE', dk('lane', lane), 0, 0)[1]
+  local cur = redis.call('HGET', K.laneready, lane)
+  if not head then
+    if cur then
+      redis.call('ZREM', K.ready, cur)
+      redis.call('HDEL', K.laneready, lane)
+    end
+    return
+  end
+  local m = string.sub(head, 1, KEYW) .. lane
+  if cur ~= m then
+    if cur then redis.call('ZREM', K.ready, cur) end
+    redis.call('ZADD', K.ready, 0, m)
+    redis.call('HSET', K.laneready, lane, m)
+  end
+end
+
+local function laneAdd(id, pri, runAt, createdAt, seq, lane)
+  local k = orderKey(pri, runAt, createdAt, seq)
+  redis.call('ZADD', dk('lane', lane), 0, k .. id)
+  redis.call('HSET', dk('task', id), '_k', k)
+  redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id)
+  refreshReady(lane)
+end
+
+local function laneDel(id, lane, k, pri)
+  redis.call('ZREM', dk('lane', lane), k .. id)
+  redis.call('HDEL', dk('task', id), '_k')
+  redis.call('ZREM', dk('due', fmt(pri)), id)
+  refreshReady(lane)
+end
+
+-- A PENDING_SUBMIT task goes to its lane when due, else to the delayed set.
+local function enqueue(id, pri, runAt, createdAt, seq, lane)
+  if runAt <= NOW then
+    laneAdd(id, pri, runAt, createdAt, seq, lane)
+    WOKE = true
+  else
+    redis.call('ZADD', K.delayed, fmt(runAt), id)
+  end
+end
+
+local function enqueueStored(id)
+  local f = redis.call('HMGET', dk('task', id), 'priority', 'runAt', 'createdAt', 'seq', '_l')
+  enqueue(id, tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5])
+end
+
+-- Takes a PENDING_SUBMIT task out of its lane or the delayed set.
+local function dequeue(id)
+  local f = redis.call('HMGET', dk('task', id), '_k', '_l', 'priority')
+  if f[1] then
+    laneDel(id, f[2], f[1], tonumber(f[3]))
+  else
+    redis.call('ZREM', K.delayed, id)
+  end
+end
+
+local function park(lane, res)
+  local cur = redis.call('HGET', K.laneready, lane)
+  if cur then
+    redis.call('ZREM', K.ready, cur)
+    redis.call('HDEL', K.laneready, lane)
+  end
+  redis.call('HSET', K.lanepark, lane, res)
+  redis.call('SADD', dk('parked', res), lane)
+  redis.call('SADD', K.parkedres, res)
+end
+
+-- Moves every lane parked on `res` back to ready (re-checked at the next claim).
+local function unpark(res)
+  local key = dk('parked', res)
+  local lanes = redis.call('SMEMBERS', key)
+  if #lanes == 0 then return 0 end
+  redis.call('DEL', key)
+  redis.call('SREM', K.parkedres, res)
+  if string.sub(res, 1, 2) == 'r' .. SEP then redis.call('ZREM', K.ratewake, string.sub(res, 3)) end
+  for _, lane in ipairs(lanes) do
+    if redis.call('HGET', K.lanepark, lane) == res then
+      redis.call('HDEL', K.lanepark, lane)
+      refreshReady(lane)
+    end
+  end
+  WOKE = true
+  return #lanes
+end
+
+local function unparkAll()
+  for _, res in ipairs(redis.call('SMEMBERS', K.parkedres)) do unpark(res) end
+end
+
+-- Admission slots (DESIGN §3): held by SUBMITTING / SUBMITTED / RUNNING tasks.
+local function takeSlots(prov, acct, ten, ck)
+  redis.call('HINCRBY', K.inflight_p, prov, 1)
+  if acct then redis.call('HINCRBY', K.inflight_a, prov .. SEP .. acct, 1) end
+  if ten then redis.call('HINCRBY', K.inflight_t, ten, 1) end
+  if ck then redis.call('HINCRBY', K.inflight_c, ck, 1) end
+end
+
+local function freeSlots(prov, acct, ten, ck)
+  hincr(K.inflight_p, prov, -1)
+  if acct then
+    hincr(K.inflight_a, prov .. SEP .. acct, -1)
+    unpark('a' .. SEP .. prov .. SEP .. acct)
+  end
+  if ten then
+    hincr(K.inflight_t, ten, -1)
+    unpark('t' .. SEP .. ten)
+  end
+  if ck then
+    hincr(K.inflight_c, ck, -1)
+    unpark('c' .. SEP .. ck)
+  end
+end
+
+local function freeSlotsOf(id)
+  local f = redis.call('HMGET', dk('task', id), 'providerKey', 'accountId', 'tenantId', 'concurrencyKey')
+  freeSlots(f[1], f[2], f[3], f[4])
+end
+
+local LEASE_FIELDS = { 'leaseOwner', 'leaseId', 'leaseUntil' }
+local function clearLease(id)
+  redis.call('ZREM', K.leases, id)
+  redis.call('HDEL', dk('task', id), unpack(LEASE_FIELDS))
+end
+
+local function setLease(id, owner, leaseId, leaseMs)
+  local tk = dk('task', id)
+  redis.call('HSET', tk, 'leaseOwner', owner, 'leaseId', leaseId, 'leaseUntil', fmt(NOW + leaseMs), 'updatedAt', fmt(NOW))
+  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('ZADD', K.leases, fmt(NOW + leaseMs), id)
+end
+
+-- A SUBMITTED / RUNNING task without a lease waits in the poll set; a cancel makes it due now.
+local function schedulePoll(id)
+  local f = redis.call('HMGET', dk('task', id), 'nextPollAt', 'cancelRequested')
+  local at = tonumber(f[1]) or NOW
+  if f[2] == '1' and at > NOW then at = NOW end
+  redis.call('ZADD', K.polls, fmt(at), id)
+end
+
+-- Any status -> terminal `to`: indexes, slots, lease, deadline; `extra` = more fields to set.
+local function finalize(id, to, extra)
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, 'status', 'seq', 'priority')
+  local from = f[1]
+  if from == PENDING then dequeue(id) end
+  if INFLIGHT[from] then freeSlotsOf(id) end
+  clearLease(id)
+  redis.call('ZREM', K.polls, id)
+  redis.call('ZREM', K.deadlines, id)
+  moveStatus(id, from, to, f[2], f[3])
+  redis.call('ZADD', K.finished, fmt(NOW), id)
+  redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW), unpack(extra or {}))
+  redis.call('HINCRBY', tk, 'version', 1)
+end
+
+-- SUBMITTING -> PENDING_SUBMIT (retry, expired idempotent submit): slots freed, lease cleared.
+local function requeue(id, runAt, extra)
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, 'status', 'seq', 'priority')
+  freeSlotsOf(id)
+  clearLease(id)
+  moveStatus(id, f[1], PENDING, f[2], f[3])
+  redis.call('HSET', tk, 'status', PENDING, 'runAt', fmt(runAt), 'updatedAt', fmt(NOW), unpack(extra or {}))
+  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('HINCRBY', tk, 'attempts', 1)
+  enqueueStored(id)
+end
+
+-- Fenced operations: the caller's lease id and version must be current.
+local function fenced(id, leaseId, version)
+  local f = redis.call('HMGET', dk('task', id), 'status', 'leaseId', 'version')
+  if not f[1] then fail('PQ_NOTFOUND') end
+  if f[2] ~= leaseId or f[3] ~= version then fail('PQ_STALE') end
+  return f[1]
+end

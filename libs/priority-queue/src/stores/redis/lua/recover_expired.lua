@@ -1,0 +1,67 @@
+-- recover_expired: one recovery sweep (any worker may run it), up to `limit` tasks:
+-- * SUBMITTING with an expired lease: idempotent -> PENDING_SUBMIT (attempts + 1, runAt kept), or
+--   FAILED once attempts + 1 >= maxAttempts, or CANCELED when its cancel was requested;
+--   non-idempotent -> SUBMIT_UNKNOWN. Slots freed.
+-- * SUBMITTED / RUNNING with an expired lease: lease cleared (version + 1), poll retried; not reported.
+-- * any non-terminal task past its deadline without a live lease -> TIMED_OUT (slots freed).
+-- KEYS: fixed keys (used: leases, deadlines, polls, delayed, ready, laneready, lanepark,
+--       parkedres, pendcount, inflight_*, finished)
+-- ARGV[4] limit
+-- Returns: { { from, to, HGETALL }, ... } for the status transitions made
+local limit = tonumber(ARGV[4])
+local out = {}
+local touched = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
+  touched = touched + 1
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, 'status', 'idempotent', 'cancelRequested', 'attempts', 'maxAttempts')
+  local st = f[1]
+  if st == SUBMITTING then
+    local to
+    if f[2] ~= '1' then
+      to = 'SUBMIT_UNKNOWN'
+      finalize(id, to, { 'error', 'submit lease expired: the outcome of the submit is unknown' })
+    elseif f[3] == '1' then
+      to = 'CANCELED'
+      finalize(id, to)
+    elseif tonumber(f[4]) + 1 >= tonumber(f[5]) then
+      to = 'FAILED'
+      finalize(id, to, { 'attempts', fmt(tonumber(f[4]) + 1), 'error', 'submit lease expired on the last attempt' })
+    else
+      to = PENDING
+      requeue(id, tonumber(redis.call('HGET', tk, 'runAt')))
+    end
+    out[#out + 1] = { st, to, taskOf(id) }
+  elseif st == SUBMITTED or st == RUNNING then
+    clearLease(id)
+    redis.call('HSET', tk, 'updatedAt', fmt(NOW))
+    redis.call('HINCRBY', tk, 'version', 1)
+    schedulePoll(id)
+    WOKE = true
+  else
+    redis.call('ZREM', K.leases, id)
+  end
+end
+
+-- deadlines: skip tasks under a live lease (their holder finishes them)
+local offset, scanned = 0, 0
+while touched < limit and scanned < 10 * limit + 100 do
+  local ids = redis.call('ZRANGEBYSCORE', K.deadlines, '-inf', fmt(NOW), 'LIMIT', offset, limit - touched)
+  if #ids == 0 then break end
+  for _, id in ipairs(ids) do
+    scanned = scanned + 1
+    local f = redis.call('HMGET', dk('task', id), 'status', 'leaseUntil')
+    local lu = tonumber(f[2])
+    if not f[1] or TERMINAL[f[1]] then
+      redis.call('ZREM', K.deadlines, id)
+    elseif lu and lu > NOW then
+      offset = offset + 1
+    else
+      finalize(id, 'TIMED_OUT')
+      out[#out + 1] = { f[1], 'TIMED_OUT', taskOf(id) }
+      touched = touched + 1
+    end
+  end
+end
+wake()
+return out

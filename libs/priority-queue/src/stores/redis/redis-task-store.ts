@@ -1,0 +1,380 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import {
+  KEY_SEPARATOR,
+  emptyProviderLimits,
+  type LimitUpdate,
+  type LimitsSnapshot,
+  type ProviderLimits,
+} from '../../core/admission';
+import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+import { MAX_AGING_INTERVAL_MS } from '../../core/order-key';
+import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
+import type {
+  ClaimRequest,
+  Clock,
+  CompletionOutcome,
+  CreateResult,
+  ListQuery,
+  PollOutcome,
+  QueueStats,
+  RetryOutcome,
+  StoreOptions,
+  SubmissionClaim,
+  SubmittedOutcome,
+  TaskStore,
+} from '../../core/task-store.port';
+import {
+  CREATE_FIELDS_PER_TASK,
+  changeArg,
+  createArgs,
+  createdTask,
+  decodeTask,
+  hashToObject,
+  optArg,
+  serializePayload,
+} from './codec';
+import { queueKeys, type QueueKeys } from './keys';
+import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
+import { WakeSubscriptions } from './wake-subscriptions';
+
+export interface RedisTaskStoreOptions extends StoreOptions {
+  /** An ioredis connection; the store never closes it. Subscriptions use `duplicate()`s. */
+  connection: Redis;
+  /** Isolates applications sharing one Redis (default `pq`). */
+  prefix?: string;
+  /** Queue name inside the prefix (default `default`). */
+  queue?: string;
+}
+
+type Flat = string[];
+
+/**
+ * TaskStore on Redis (ioredis 5). Every state change is one Lua script (./lua, one file per
+ * operation); all keys of a queue share the hash tag `{prefix:queue}` (Redis Cluster). Claims
+ * follow LANES.md: per-lane sorted sets of fixed-width order keys (core/order-key.ts) where
+ * only lane heads compete, parked lanes per blocking resource, GCRA per provider, all inside
+ * claim_submissions.lua. The clock is Redis TIME unless `clock` is given.
+ */
+export class RedisTaskStore implements TaskStore {
+  readonly agingIntervalMs: number;
+  readonly keys: QueueKeys;
+  private readonly connection: Redis;
+  private readonly clock: Clock | null;
+  private readonly wakes: WakeSubscriptions;
+  private initialized: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(options: RedisTaskStoreOptions) {
+    const aging = options.agingIntervalMs ?? 0;
+    if (!Number.isInteger(aging) || aging < 0 || aging > MAX_AGING_INTERVAL_MS) {
+      throw new ValidationError(
+        Messages.invalidOption('agingIntervalMs', aging, `an integer from 0 to ${MAX_AGING_INTERVAL_MS}`),
+      );
+    }
+    this.agingIntervalMs = aging;
+    this.connection = options.connection;
+    this.clock = options.clock ?? null;
+    this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
+    this.wakes = new WakeSubscriptions(this.connection, this.keys.channel);
+  }
+
+  async init(): Promise<void> {
+    this.assertOpen();
+    this.initialized ??= (async () => {
+      await loadScripts(this.connection);
+      const recorded = Number(await this.raw('init', []));
+      if (recorded !== this.agingIntervalMs) {
+        throw new ValidationError(
+          Messages.invalidOption(
+            'agingIntervalMs',
+            this.agingIntervalMs,
+            `${recorded}, the value this queue was created with (the order index depends on it); use another queue name to change it`,
+          ),
+        );
+      }
+    })().catch((e) => {
+      this.initialized = null;
+      throw e;
+    });
+    return this.initialized;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.wakes.closeAll();
+  }
+
+  async now(): Promise<number> {
+    this.assertOpen();
+    if (this.clock) return this.clock.now();
+    const [s, us] = (await this.connection.call('TIME')) as [string, string];
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  }
+
+  async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {
+    if (tasks.length === 0) return [];
+    const payloads = tasks.map((t) => serializePayload(t.payload));
+    const args: string[] = [String(tasks.length)];
+    tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
+    if (args.length !== 1 + tasks.length * CREATE_FIELDS_PER_TASK) throw new Error('create: argument layout mismatch');
+    const [nowStr, ...rows] = (await this.run('create', args)) as [string, ...Array<[number, number | Flat]>];
+    const now = Number(nowStr);
+    return rows.map(([created, data], i) =>
+      created === 1
+        ? { task: createdTask(tasks[i], payloads[i], now, Number(data)), created: true }
+        : { task: decodeTask(data as Flat), created: false },
+    );
+  }
+
+  async get(id: string): Promise<Task | null> {
+    this.assertOpen();
+    const flat = (await this.connection.call('HGETALL', [this.keys.task(id)])) as Flat;
+    return flat.length ? decodeTask(flat) : null;
+  }
+
+  async list(query: ListQuery): Promise<Task[]> {
+    const rows = (await this.run('list', [
+      query.status,
+      query.afterSeq === undefined ? '' : String(query.afterSeq),
+      String(query.limit),
+    ])) as Flat[];
+    return rows.map(decodeTask);
+  }
+
+  async claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
+    const [claimed, timedOut, wake] = (await this.run('claim_submissions', [
+      request.owner,
+      String(Math.max(0, request.limit)),
+      String(request.leaseMs),
+      leasePrefix(),
+    ])) as [Flat[], Flat[], string?];
+    return {
+      claimed: claimed.map(decodeTask),
+      timedOut: timedOut.map(decodeTask),
+      nextWakeAt: wake === undefined || wake === null ? null : Number(wake),
+    };
+  }
+
+  async claimPolls(request: ClaimRequest): Promise<Task[]> {
+    if (request.limit <= 0) return [];
+    const rows = (await this.run('claim_polls', [
+      request.owner,
+      String(request.limit),
+      String(request.leaseMs),
+      leasePrefix(),
+    ])) as Flat[];
+    return rows.map(decodeTask);
+  }
+
+  async renewLease(fence: Fence, leaseMs: number): Promise<Task> {
+    return this.fenced('renew_lease', fence, [String(leaseMs)]);
+  }
+
+  async markSubmitted(fence: Fence, outcome: SubmittedOutcome): Promise<Task> {
+    return this.fenced('mark_submitted', fence, [outcome.externalId, outcome.status, String(outcome.pollDelayMs)]);
+  }
+
+  async recordPoll(fence: Fence, outcome: PollOutcome): Promise<Task> {
+    return this.fenced('record_poll', fence, [
+      outcome.status,
+      String(outcome.nextPollDelayMs),
+      String(outcome.pollErrors),
+      changeArg(outcome.error),
+    ]);
+  }
+
+  async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+    const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
+    return this.fenced('complete', fence, [outcome.status, optArg(result), changeArg(outcome.error)]);
+  }
+
+  async retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
+    return this.fenced('retry', fence, [String(Math.max(0, outcome.delayMs)), outcome.error]);
+  }
+
+  async recoverExpired(limit: number): Promise<Transition[]> {
+    if (limit <= 0) return [];
+    const rows = (await this.run('recover_expired', [String(limit)])) as Array<[string, string, Flat]>;
+    return rows.map(([from, to, flat]) => ({ from: from as TaskStatus, to: to as TaskStatus, task: decodeTask(flat) }));
+  }
+
+  async cancel(id: string): Promise<Task | null> {
+    const flat = (await this.run('cancel', [id])) as Flat | null;
+    return flat ? decodeTask(flat) : null;
+  }
+
+  async changePriority(id: string, priority: number): Promise<Task> {
+    return decodeTask((await this.run('change_priority', [id, String(priority)], id)) as Flat);
+  }
+
+  async stats(): Promise<QueueStats> {
+    const [nowStr, counts, pend, p, a, t, c] = (await this.run('stats', [...ALL_STATUSES])) as [
+      string,
+      number[],
+      string[],
+      Flat,
+      Flat,
+      Flat,
+      Flat,
+    ];
+    const byStatus = {} as Record<TaskStatus, number>;
+    ALL_STATUSES.forEach((s, i) => (byStatus[s] = Number(counts[i])));
+    const pending: QueueStats['pending'] = [];
+    for (let i = 0; i < pend.length; i += 3) {
+      pending.push({ priority: Number(pend[i]), count: Number(pend[i + 1]), oldestWaitMs: Number(pend[i + 2]) });
+    }
+    pending.sort((x, y) => y.priority - x.priority);
+    const counters = (flat: Flat) => {
+      const o: Record<string, number> = {};
+      for (const [k, v] of Object.entries(hashToObject(flat))) if (Number(v) > 0) o[k] = Number(v);
+      return o;
+    };
+    return {
+      now: Number(nowStr),
+      byStatus,
+      pending,
+      inFlightByProvider: counters(p),
+      inFlightByAccount: Object.entries(counters(a)).map(([k, count]) => {
+        const [providerKey, accountId] = splitAccount(k);
+        return { providerKey, accountId, count };
+      }),
+      inFlightByTenant: counters(t),
+      inFlightByConcurrencyKey: counters(c),
+    };
+  }
+
+  async getLimits(): Promise<LimitsSnapshot> {
+    const [providers, accounts, tenants, defaultTenant, cks] = (await this.run('get_limits', [])) as [
+      Array<string | Flat>,
+      Flat,
+      Flat,
+      string | null,
+      Flat,
+    ];
+    const snap: LimitsSnapshot = {
+      providers: {},
+      accounts: {},
+      tenants: {},
+      defaultTenantQuota: defaultTenant === null ? null : Number(defaultTenant),
+      concurrencyKeys: {},
+    };
+    for (let i = 0; i < providers.length; i += 2) {
+      const h = hashToObject(providers[i + 1] as Flat);
+      const limits: ProviderLimits = emptyProviderLimits();
+      limits.paused = h.paused === '1';
+      limits.qps = h.qps === undefined ? null : Number(h.qps);
+      limits.burst = h.burst === undefined ? null : Number(h.burst);
+      limits.accountConcurrency = h.accountConcurrency === undefined ? null : Number(h.accountConcurrency);
+      snap.providers[providers[i] as string] = limits;
+    }
+    for (const [k, v] of Object.entries(hashToObject(accounts))) {
+      const [providerKey, accountId] = splitAccount(k);
+      snap.accounts[k] = { providerKey, accountId, concurrency: Number(v) };
+    }
+    for (const [k, v] of Object.entries(hashToObject(tenants))) snap.tenants[k] = Number(v);
+    for (const [k, v] of Object.entries(hashToObject(cks))) snap.concurrencyKeys[k] = Number(v);
+    return snap;
+  }
+
+  async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
+    let args: string[];
+    switch (update.kind) {
+      case 'provider':
+        args = [
+          update.providerKey,
+          changeArg(update.paused),
+          changeArg(update.qps),
+          changeArg(update.burst),
+          changeArg(update.accountConcurrency),
+        ];
+        break;
+      case 'account':
+        args = [update.providerKey, update.accountId, changeArg(update.concurrency)];
+        break;
+      case 'tenant':
+        args = [update.tenantId, changeArg(update.quota)];
+        break;
+      case 'defaultTenant':
+        args = [changeArg(update.quota)];
+        break;
+      case 'concurrencyKey':
+        args = [update.key, changeArg(update.limit)];
+        break;
+      default:
+        throw new ValidationError(Messages.invalidLimit('kind', (update as { kind: unknown }).kind, 'provider, account, tenant, defaultTenant or concurrencyKey'));
+    }
+    await this.run('set_limits', [update.kind, ...args]);
+    return this.getLimits();
+  }
+
+  async purge(olderThan: number, limit: number): Promise<number> {
+    if (limit <= 0) return 0;
+    return Number(await this.run('purge', [String(olderThan), String(limit)]));
+  }
+
+  async subscribe(listener: () => void): Promise<() => Promise<void>> {
+    this.assertOpen();
+    return this.wakes.subscribe(listener);
+  }
+
+  // --- plumbing -------------------------------------------------------------------------
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  private async fenced(name: ScriptName, fence: Fence, args: string[]): Promise<Task> {
+    const flat = (await this.run(name, [fence.id, fence.leaseId, String(fence.version), ...args], fence.id)) as Flat;
+    return decodeTask(flat);
+  }
+
+  private async run(name: ScriptName, args: readonly string[], taskId?: string): Promise<unknown> {
+    this.assertOpen();
+    if (!this.initialized) await this.init();
+    else await this.initialized;
+    const now = this.clock ? String(this.clock.now()) : '';
+    try {
+      return await runScript(this.connection, luaScripts()[name], this.keys.fixed, [
+        this.keys.base,
+        now,
+        String(this.agingIntervalMs),
+        ...args,
+      ]);
+    } catch (e) {
+      throw this.mapError(e, name, taskId);
+    }
+  }
+
+  /** Runs a script without waiting for init (init itself uses it). */
+  private async raw(name: ScriptName, args: readonly string[]): Promise<unknown> {
+    const now = this.clock ? String(this.clock.now()) : '';
+    return runScript(this.connection, luaScripts()[name], this.keys.fixed, [this.keys.base, now, String(this.agingIntervalMs), ...args]);
+  }
+
+  private mapError(e: unknown, name: ScriptName, taskId: string | undefined): unknown {
+    const msg = e instanceof Error ? e.message : '';
+    const code = /PQ_[A-Z]+(?: [A-Z_]+)?/.exec(msg)?.[0];
+    if (!code || taskId === undefined) return e;
+    if (code === 'PQ_STALE') return new StaleLeaseError(taskId);
+    if (code === 'PQ_NOTFOUND') return new TaskNotFoundError(taskId);
+    if (code.startsWith('PQ_STATE')) {
+      const status = code.slice('PQ_STATE '.length);
+      return new InvalidStateError(
+        name === 'change_priority' ? Messages.notPending(taskId, status) : Messages.invalidState(taskId, status, name),
+      );
+    }
+    return e;
+  }
+}
+
+function leasePrefix(): string {
+  return randomUUID() + ':';
+}
+
+function splitAccount(k: string): [string, string] {
+  const i = k.indexOf(KEY_SEPARATOR);
+  return [k.slice(0, i), k.slice(i + 1)];
+}
