@@ -1,0 +1,88 @@
+/**
+ * The ONE conformance suite every TaskStore passes (DESIGN §2–§4, every doc comment of
+ * core/task-store.port.ts).
+ *
+ * How to run it against a store (one spec file per store, e.g. test/contract/redis.contract.spec.ts):
+ *
+ *   import { describeTaskStoreContract } from './task-store.contract';
+ *   describeTaskStoreContract({
+ *     name: 'redis',
+ *     async create({ clock, agingIntervalMs }) { return new RedisTaskStore({ ..., prefix: unique(), clock, agingIntervalMs }); },
+ *     async teardown() { await server.stop(); },
+ *   });
+ *
+ * StoreFactory contract (stable; other specs depend on it):
+ * - `create` is called once per test (and once per model-based run) and must return a FRESH,
+ *   EMPTY, ISOLATED store (server stores: a new key prefix / schema / database) that uses
+ *   `clock` for all time and the given `agingIntervalMs` (undefined = off). It may start servers
+ *   lazily on first call. The suite calls `init()` on the store itself (init is idempotent, so
+ *   calling it inside `create` too is fine) and `close()` after each test.
+ * - `teardown` (optional) runs once after the whole suite: stop servers, drop schemas.
+ *
+ * Rules of the suite: all time comes from the ManualClock (never sleeps), task ids are UUIDs,
+ * tasks are created in batches, nothing asserts on timing.
+ */
+import { ManualClock, type TaskStore } from 'nestjs-priority-queue';
+import { admissionCases } from './cases/admission.cases';
+import { agingCases } from './cases/aging.cases';
+import { createCases } from './cases/create.cases';
+import { deadlineCases } from './cases/deadline.cases';
+import { leaseCases } from './cases/lease.cases';
+import { lifecycleCases } from './cases/lifecycle.cases';
+import { orderCases } from './cases/order.cases';
+import { priorityChangeCases } from './cases/priority-change.cases';
+import { slotCases } from './cases/slot.cases';
+import { statsListPurgeCases } from './cases/stats-list-purge.cases';
+import { validationCases } from './cases/validation.cases';
+import { Harness, T0 } from './harness';
+
+export interface StoreFactory {
+  /** Shown in the describe title, e.g. 'memory', 'redis', 'typeorm-postgres'. */
+  name: string;
+  /** A fresh, empty, isolated store using `clock` (see the header of this file). */
+  create(opts: { clock: ManualClock; agingIntervalMs?: number }): Promise<TaskStore>;
+  /** Once after the suite. */
+  teardown?(): Promise<void>;
+}
+
+/** What each case file gets: a way to open a fresh store for the current test. */
+export interface ContractContext {
+  readonly name: string;
+  /** A fresh initialised store with a ManualClock at T0; closed automatically after the test. */
+  open(opts?: { agingIntervalMs?: number }): Promise<Harness>;
+}
+
+export function describeTaskStoreContract(factory: StoreFactory): void {
+  describe(`TaskStore contract: ${factory.name}`, () => {
+    const opened: TaskStore[] = [];
+    const ctx: ContractContext = {
+      name: factory.name,
+      async open(opts = {}) {
+        const clock = new ManualClock(T0);
+        const store = await factory.create({ clock, agingIntervalMs: opts.agingIntervalMs });
+        opened.push(store);
+        await store.init();
+        return new Harness(store, clock);
+      },
+    };
+
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+    });
+    afterAll(async () => {
+      await factory.teardown?.();
+    });
+
+    describe('create, get, copies', () => createCases(ctx));
+    describe('order (DESIGN §2)', () => orderCases(ctx));
+    describe('aging (DESIGN §2)', () => agingCases(ctx));
+    describe('admission limits (DESIGN §3)', () => admissionCases(ctx));
+    describe('slots: freed once, never leaked (DESIGN §3)', () => slotCases(ctx));
+    describe('leases, recovery, fencing (DESIGN §4)', () => leaseCases(ctx));
+    describe('submit / poll / complete / retry / cancel', () => lifecycleCases(ctx));
+    describe('changePriority', () => priorityChangeCases(ctx));
+    describe('deadlines', () => deadlineCases(ctx));
+    describe('stats, list, purge', () => statsListPurgeCases(ctx));
+    describe('bad input through PriorityQueue / AdmissionControl writes nothing', () => validationCases(ctx));
+  });
+}
