@@ -1,0 +1,74 @@
+/**
+ * Redis time per store operation: creates a backlog, then claims all of it in batches of 16
+ * (no completions), then completes every task; prints Redis' busy time per phase from
+ * INFO commandstats. `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
+ */
+import IORedis from 'ioredis';
+import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
+import { fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core/task';
+import { startServers } from '../lib/servers';
+import { makeJobs } from '../scenario';
+import { chunks, nowMs } from '../lib/stats';
+
+async function busy(admin: IORedis): Promise<{ usec: number; calls: number; detail: string }> {
+  const lines = (await admin.info('commandstats')).split('\n').filter((l) => l.startsWith('cmdstat_'));
+  let usec = 0;
+  let calls = 0;
+  const parts: string[] = [];
+  for (const l of lines) {
+    const [name, rest] = l.split(':');
+    const f = Object.fromEntries(rest.trim().split(',').map((kv) => kv.split('=')));
+    usec += Number(f.usec);
+    if (name === 'cmdstat_evalsha' || name === 'cmdstat_eval') calls += Number(f.calls);
+    parts.push(`${name.slice(8)}=${f.calls}`);
+  }
+  await admin.config('RESETSTAT');
+  return { usec, calls, detail: parts.join(' ') };
+}
+
+async function main(): Promise<void> {
+  const n = Number(process.argv[2] ?? 20_000);
+  const batch = Number(process.argv[3] ?? 16);
+  const servers = await startServers(new Set(['redis']), () => undefined);
+  const connection = new IORedis(servers.env.redis!.url);
+  const admin = new IORedis(servers.env.redis!.url);
+  const store = new RedisTaskStore({ connection, prefix: 'prof' });
+  try {
+    await store.init();
+    const news: NewTask[] = makeJobs(n, 42).map((j) => ({
+      id: `t${j.i}`, idempotencyKey: null, type: 'bench', payload: { i: j.i, p: j.priority }, priority: j.priority,
+      providerKey: 'bench', accountId: null, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null,
+      maxAttempts: 5, idempotent: true,
+    }));
+    await admin.config('RESETSTAT');
+    let t = nowMs();
+    for (const c of chunks(news, 1000)) await store.create(c);
+    let s = await busy(admin);
+    console.log(`create ${n} in 1000s: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task; ${s.detail}`);
+    const claimed: Task[] = [];
+    t = nowMs();
+    for (;;) {
+      const r = await store.claimSubmissions({ owner: 'prof', limit: batch, leaseMs: 30_000 });
+      if (r.claimed.length === 0) break;
+      claimed.push(...r.claimed);
+    }
+    s = await busy(admin);
+    console.log(`claim in batches of ${batch}: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, ${(s.usec / s.calls).toFixed(0)} µs/script call; ${s.detail}`);
+    t = nowMs();
+    for (const c of chunks(claimed, 16)) {
+      await Promise.all(c.map((task) => store.complete(fenceOf(task), { status: TaskStatus.SUCCEEDED, result: null })));
+    }
+    s = await busy(admin);
+    console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task; ${s.detail}`);
+  } finally {
+    await store.close();
+    connection.disconnect();
+    admin.disconnect();
+    await servers.stop();
+  }
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+import IORedis from 'ioredis';
+import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
+import type { BenchEnv, BenchTarget } from '../target';
+import { ourTarget } from './ours';
+
+/** Our Redis store, one key prefix per scenario, on the same redis-server as BullMQ. */
+export function ourRedisTarget(env: BenchEnv): BenchTarget {
+  if (!env.redis) throw new Error('ours-redis needs a Redis server');
+  const url = env.redis.url;
+  const connections: IORedis[] = [];
+  let admin: IORedis | null = null;
+  return ourTarget({
+    id: 'ours-redis',
+    label: 'ours (Redis)',
+    server: 'redis',
+    tuning: 'RedisTaskStore, one ioredis connection per store (+ its subscriber duplicate)',
+    async open() {
+      admin = new IORedis(url, { maxRetriesPerRequest: null });
+    },
+    async close() {
+      for (const c of connections.splice(0)) c.disconnect();
+      admin?.disconnect();
+      admin = null;
+    },
+    async createStore(namespace) {
+      const connection = new IORedis(url, { maxRetriesPerRequest: null });
+      connections.push(connection);
+      return new RedisTaskStore({ connection, prefix: namespace });
+    },
+    async dropNamespace(namespace) {
+      for (const c of connections.splice(0)) await c.quit().catch(() => c.disconnect());
+      // all keys of the store carry the hash tag {namespace:queue}
+      let cursor = '0';
+      do {
+        const [next, keys] = await admin!.scan(cursor, 'MATCH', `*{${namespace}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await admin!.unlink(...keys);
+      } while (cursor !== '0');
+    },
+  });
+}

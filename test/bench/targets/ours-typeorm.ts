@@ -1,0 +1,178 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
+import { fenceOf, TaskStatus } from 'nestjs-priority-queue/core/task';
+import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
+import type { BenchEnv, BenchTarget, ServerKind } from '../target';
+import { ourTarget, LEASE_MS, TASK_TYPE } from './ours';
+
+/** Pool size of our DataSource: enough for 16 handlers' completions plus claims and LISTEN. */
+const POOL = 20;
+
+function tablePrefix(namespace: string): string {
+  return `${namespace}_`.toLowerCase();
+}
+
+interface Binding {
+  id: string;
+  label: string;
+  server: ServerKind;
+  options(namespace: string): DataSourceOptions;
+  dropTables(ds: DataSource, prefix: string): Promise<void>;
+  dropFile?(namespace: string): void;
+  seedTerminal?: boolean;
+}
+
+function typeormTarget(b: Binding): BenchTarget {
+  /** One DataSource per namespace (SQLite: one file per namespace). */
+  const sources = new Map<string, DataSource>();
+  const sourceFor = async (namespace: string): Promise<DataSource> => {
+    let ds = sources.get(namespace);
+    if (!ds) {
+      ds = new DataSource(b.options(namespace));
+      await ds.initialize();
+      sources.set(namespace, ds);
+    }
+    return ds;
+  };
+  return ourTarget({
+    id: b.id,
+    label: b.label,
+    server: b.server,
+    tuning: `TypeOrmTaskStore, TypeORM DataSource pool ${POOL}`,
+    async open() {},
+    async close() {
+      for (const ds of sources.values()) await ds.destroy().catch(() => undefined);
+      sources.clear();
+    },
+    async createStore(namespace) {
+      return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace), tablePrefix: tablePrefix(namespace) });
+    },
+    async dropNamespace(namespace) {
+      const ds = sources.get(namespace);
+      if (ds) {
+        await b.dropTables(ds, tablePrefix(namespace)).catch(() => undefined);
+        await ds.destroy();
+        sources.delete(namespace);
+      }
+      b.dropFile?.(namespace);
+    },
+    ...(b.seedTerminal
+      ? {
+          seedTerminal: async (store: TaskStore, namespace: string, count: number) =>
+            seedTerminalRows(await sourceFor(namespace), store, tablePrefix(namespace), count),
+        }
+      : {}),
+  });
+}
+
+/**
+ * Writes `count` finished rows: one real task goes through create, claim and complete, then
+ * PostgreSQL copies that row `count` times with fresh ids (so the rows look exactly like the
+ * store's own history, whatever its columns).
+ */
+async function seedTerminalRows(ds: DataSource, store: TaskStore, prefix: string, count: number): Promise<void> {
+  const [{ task }] = await store.create([
+    {
+      id: `seed-template-${prefix}`,
+      idempotencyKey: null,
+      type: TASK_TYPE,
+      payload: { i: -1, p: 0 },
+      priority: 0,
+      providerKey: TASK_TYPE,
+      accountId: null,
+      tenantId: null,
+      concurrencyKey: null,
+      delayMs: 0,
+      timeoutMs: null,
+      maxAttempts: 5,
+      idempotent: true,
+    },
+  ]);
+  const claim = await store.claimSubmissions({ owner: 'seed', limit: 1, leaseMs: LEASE_MS });
+  if (claim.claimed[0]?.id !== task.id) throw new Error('seedTerminal: expected to claim the template task on an empty store');
+  await store.complete(fenceOf(claim.claimed[0]), { status: TaskStatus.SUCCEEDED, result: null });
+  const table = `${prefix}tasks`;
+  const columns: Array<{ column_name: string; column_default: string | null }> = await ds.query(
+    `SELECT column_name, column_default FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+    [table],
+  );
+  const copied = columns
+    .filter((c) => c.column_name !== 'id' && c.column_name !== 'idempotency_key' && !(c.column_default ?? '').startsWith('nextval('))
+    .map((c) => `"${c.column_name}"`);
+  await ds.query(
+    `INSERT INTO "${table}" (id, ${copied.join(', ')})
+     SELECT 'seed-' || g, ${copied.map((c) => `t.${c}`).join(', ')}
+     FROM "${table}" t, generate_series(1, $2::int) g WHERE t.id = $1`,
+    [task.id, count],
+  );
+  await ds.query(`ANALYZE "${table}"`);
+}
+
+async function dropByPrefix(ds: DataSource, prefix: string, list: string, quote: (t: string) => string): Promise<void> {
+  const rows: Array<{ name: string }> = await ds.query(list, [`${prefix}%`]);
+  for (const r of rows) if (r.name.startsWith(prefix)) await ds.query(`DROP TABLE IF EXISTS ${quote(r.name)}`);
+}
+
+export function ourPostgresTarget(env: BenchEnv): BenchTarget {
+  if (!env.postgres) throw new Error('ours-postgres needs a PostgreSQL server');
+  const pg = env.postgres;
+  return typeormTarget({
+    id: 'ours-postgres',
+    label: 'ours (PostgreSQL)',
+    server: 'postgres',
+    seedTerminal: true,
+    options: () => ({ type: 'postgres', url: pg.url, poolSize: POOL, logging: false }),
+    dropTables: (ds, prefix) =>
+      dropByPrefix(
+        ds,
+        prefix,
+        `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE $1`,
+        (t) => `"${t}" CASCADE`,
+      ),
+  });
+}
+
+export function ourMariaDbTarget(env: BenchEnv): BenchTarget {
+  if (!env.mariadb) throw new Error('ours-mariadb needs a MariaDB server');
+  const m = env.mariadb;
+  return typeormTarget({
+    id: 'ours-mariadb',
+    label: 'ours (MariaDB)',
+    server: 'mariadb',
+    options: () => ({
+      type: 'mariadb',
+      host: m.host,
+      port: m.port,
+      username: m.user,
+      password: m.password,
+      database: m.database,
+      poolSize: POOL,
+      logging: false,
+    }),
+    dropTables: (ds, prefix) =>
+      dropByPrefix(
+        ds,
+        prefix,
+        `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?`,
+        (t) => `\`${t}\``,
+      ),
+  });
+}
+
+export function ourSqliteTarget(env: BenchEnv): BenchTarget {
+  if (!env.sqliteDir) throw new Error('ours-sqlite needs a directory');
+  const dir = env.sqliteDir;
+  const file = (namespace: string) => join(dir, `${namespace}.sqlite`);
+  return typeormTarget({
+    id: 'ours-sqlite',
+    label: 'ours (SQLite)',
+    server: 'sqlite',
+    options: (namespace) => ({ type: 'better-sqlite3', database: file(namespace), logging: false }),
+    dropTables: async () => undefined,
+    dropFile: (namespace) => {
+      for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file(namespace) + suffix, { force: true });
+    },
+  });
+}
