@@ -1,0 +1,1 @@
+export { MemoryTaskStore } from './memory-task-store';

@@ -1,0 +1,155 @@
+import type { OrderMode } from './order-mode';
+import { QueueHeap } from './record-heaps';
+import type { TaskRecord } from './task-record';
+
+/**
+ * Lanes and admission resources (LANES.md). A lane groups the tasks that share all admission
+ * keys; only its head can be the next claim. A lane is IDLE (no due task), READY (in the
+ * ready-lane heap, ordered by head key) or PARKED (in the waiting set of the resource that
+ * refused its head, until that resource frees).
+ */
+export const LANE_IDLE = 0;
+export const LANE_READY = 1;
+export const LANE_PARKED = 2;
+
+/** A provider: pause, rate (GCRA state) and in-flight count for stats. Kept for the store's life. */
+export class ProviderState {
+  paused = false;
+  qps: number | null = null;
+  burst: number | null = null;
+  accountConcurrency: number | null = null;
+  /** GCRA theoretical arrival time. */
+  tat = 0;
+  /** When rate-parked lanes may try again. */
+  retryAt = 0;
+  inFlight = 0;
+  readonly pausedLanes = new Set<Lane>();
+  readonly rateLanes = new Set<Lane>();
+  /** Account states of this provider (their default limit follows accountConcurrency). */
+  readonly accounts = new Set<SlotState>();
+
+  constructor(readonly key: string) {}
+}
+
+/** A counted resource: an account, a tenant or a concurrency key. */
+export class SlotState {
+  /** Effective limit; null = unlimited. */
+  limit: number | null = null;
+  inFlight = 0;
+  /** Lanes referencing this resource; the state is dropped when it reaches 0. */
+  refs = 0;
+  readonly parked = new Set<Lane>();
+
+  constructor(
+    readonly key: string,
+    /** For accounts: the provider and account id (stats); otherwise null. */
+    readonly providerKey: string | null = null,
+    readonly accountId: string | null = null,
+  ) {}
+
+  hasRoom(): boolean {
+    return this.limit === null || this.inFlight < this.limit;
+  }
+}
+
+export class Lane {
+  readonly heap: QueueHeap;
+  /** Live due tasks in `heap`. */
+  live = 0;
+  /** Non-terminal tasks of this lane (due, delayed or in flight); the lane is dropped at 0. */
+  refs = 0;
+  state = LANE_IDLE;
+  readyIdx = -1;
+  parkedIn: Set<Lane> | null = null;
+  /** Head (best due task) and its keys, mirrored for the ready-lane heap. */
+  head: TaskRecord | null = null;
+  hk1 = 0;
+  hk2 = 0;
+
+  constructor(
+    readonly key: string,
+    readonly provider: ProviderState,
+    readonly account: SlotState | null,
+    readonly tenant: SlotState | null,
+    readonly ckey: SlotState | null,
+    order: OrderMode,
+  ) {
+    this.heap = new QueueHeap(order.tie);
+  }
+}
+
+/** Binary heap of READY lanes by head key; each lane knows its index (readyIdx). */
+export class ReadyLanes {
+  private readonly heap: Lane[] = [];
+
+  constructor(private readonly tie: (a: TaskRecord, b: TaskRecord) => number) {}
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  peek(): Lane | undefined {
+    return this.heap[0];
+  }
+
+  push(lane: Lane): void {
+    lane.readyIdx = this.heap.length;
+    this.heap.push(lane);
+    this.up(lane.readyIdx);
+  }
+
+  remove(lane: Lane): void {
+    const i = lane.readyIdx;
+    const last = this.heap.pop()!;
+    lane.readyIdx = -1;
+    if (last === lane) return;
+    this.heap[i] = last;
+    last.readyIdx = i;
+    this.update(last);
+  }
+
+  /** Re-sifts a lane whose head key changed. */
+  update(lane: Lane): void {
+    const i = lane.readyIdx;
+    if (i > 0 && this.less(lane, this.heap[(i - 1) >> 1])) this.up(i);
+    else this.down(i);
+  }
+
+  private less(a: Lane, b: Lane): boolean {
+    if (a.hk1 !== b.hk1) return a.hk1 < b.hk1;
+    if (a.hk2 !== b.hk2) return a.hk2 < b.hk2;
+    return this.tie(a.head!, b.head!) < 0;
+  }
+
+  private place(lane: Lane, i: number): void {
+    this.heap[i] = lane;
+    lane.readyIdx = i;
+  }
+
+  private up(i: number): void {
+    const heap = this.heap;
+    const lane = heap[i];
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(lane, heap[p])) break;
+      this.place(heap[p], i);
+      i = p;
+    }
+    this.place(lane, i);
+  }
+
+  private down(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    const lane = heap[i];
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && this.less(heap[c + 1], heap[c])) c++;
+      if (!this.less(heap[c], lane)) break;
+      this.place(heap[c], i);
+      i = c;
+    }
+    this.place(lane, i);
+  }
+}
