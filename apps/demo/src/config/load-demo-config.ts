@@ -1,0 +1,59 @@
+import { PLANS, Plan } from '../priority/plan';
+import { storeSelectionFromEnv } from '../store/store-selection';
+import { DEFAULT_TENANTS } from './default-tenants';
+import { DEFAULT_VENDORS } from './default-vendors';
+import type { DemoConfig, TenantConfig, VendorConfig } from './demo-config';
+
+/**
+ * The demo's configuration from environment variables (all optional):
+ * PORT, DEMO_ADMIN_KEY, DEMO_TENANTS (JSON array of tenants),
+ * DEMO_ARCHIVE_SIZE (documents per tenant per night), DEMO_ERROR_SHARE and DEMO_429_SHARE
+ * (fault injection of both vendors, 0..1), DEMO_WORKER_CONCURRENCY, and the store: PQ_STORE
+ * with PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL.
+ */
+export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
+  const faults: Partial<VendorConfig> = {};
+  if (env.DEMO_ERROR_SHARE !== undefined) faults.transientErrorShare = share(env, 'DEMO_ERROR_SHARE');
+  if (env.DEMO_429_SHARE !== undefined) faults.tooManyRequestsShare = share(env, 'DEMO_429_SHARE');
+  return {
+    port: int(env, 'PORT', 3000),
+    adminKey: env.DEMO_ADMIN_KEY ?? 'admin-key',
+    tenants: env.DEMO_TENANTS ? parseTenants(env.DEMO_TENANTS) : DEFAULT_TENANTS,
+    vendorByPlan: { [Plan.ENTERPRISE]: 'vendorA', [Plan.PRO]: 'vendorB', [Plan.FREE]: 'vendorB' },
+    vendors: {
+      vendorA: { ...DEFAULT_VENDORS.vendorA, ...faults },
+      vendorB: { ...DEFAULT_VENDORS.vendorB, ...faults },
+    },
+    search: { reindexDurationMs: { min: 200, max: 800 }, pollHintMs: 100 },
+    archive: { documentsPerTenant: int(env, 'DEMO_ARCHIVE_SIZE', 200) },
+    workers: { concurrency: int(env, 'DEMO_WORKER_CONCURRENCY', 16), idlePollMs: 100, recoverEveryMs: 1000 },
+    store: storeSelectionFromEnv(env),
+  };
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be an integer >= 0, got "${raw}"`);
+  return n;
+}
+
+function share(env: NodeJS.ProcessEnv, name: string): number {
+  const n = Number(env[name]);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${name} must be a number between 0 and 1, got "${env[name]}"`);
+  return n;
+}
+
+function parseTenants(json: string): TenantConfig[] {
+  const list = JSON.parse(json) as TenantConfig[];
+  if (!Array.isArray(list) || list.length === 0) throw new Error('DEMO_TENANTS must be a non-empty JSON array');
+  for (const t of list) {
+    if (!t.id || !t.apiKey || !PLANS.includes(t.plan)) {
+      throw new Error(`DEMO_TENANTS: each tenant needs id, apiKey and plan (${PLANS.join('|')}); got ${JSON.stringify(t)}`);
+    }
+    t.name ??= t.id;
+    t.vendorAccount ??= `acct-${t.id}`;
+  }
+  return list;
+}

@@ -1,0 +1,89 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, NotFoundException, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
+import { AdmissionGuard } from 'nestjs-priority-queue';
+import { NightlyArchiveJob } from '../archive/nightly-archive.job';
+import type { VendorName } from '../config/demo-config';
+import { SimulatedSearchIndexer } from '../search/simulated-search-indexer';
+import { AdminKeyGuard } from '../tenancy/admin-key.guard';
+import { TenantDirectory } from '../tenancy/tenant-directory';
+import { TaskTimeline } from '../timeline/task-timeline';
+import { VendorDirectory } from '../vendors/vendor-directory';
+import { RunArchiveDto } from './dto/run-archive.dto';
+import { TenantQuotaDto } from './dto/tenant-quota.dto';
+import { VendorLimitsDto } from './dto/vendor-limits.dto';
+import { VendorNamePipe } from './vendor-name.pipe';
+
+/**
+ * Operator routes (x-admin-key): pause / resume a vendor, change limits at runtime (they live
+ * in the store, so every worker process obeys at its next claim), run the archive now, and
+ * read what the simulated vendors saw.
+ */
+@Controller('admin')
+@UseGuards(AdminKeyGuard)
+export class AdminController {
+  constructor(
+    private readonly guard: AdmissionGuard,
+    private readonly vendors: VendorDirectory,
+    private readonly indexer: SimulatedSearchIndexer,
+    private readonly tenants: TenantDirectory,
+    private readonly timeline: TaskTimeline,
+    private readonly archive: NightlyArchiveJob,
+  ) {}
+
+  @Post('vendors/:vendor/pause')
+  @HttpCode(HttpStatus.OK)
+  pause(@Param('vendor', VendorNamePipe) vendor: VendorName) {
+    return this.guard.pause(vendor);
+  }
+
+  @Post('vendors/:vendor/resume')
+  @HttpCode(HttpStatus.OK)
+  resume(@Param('vendor', VendorNamePipe) vendor: VendorName) {
+    return this.guard.resume(vendor);
+  }
+
+  @Patch('vendors/:vendor/limits')
+  setVendorLimits(@Param('vendor', VendorNamePipe) vendor: VendorName, @Body() body: VendorLimitsDto) {
+    return this.guard.setLimits({ kind: 'provider', providerKey: vendor, ...definedOnly(body) });
+  }
+
+  @Put('tenants/:id/quota')
+  setTenantQuota(@Param('id') id: string, @Body() body: TenantQuotaDto) {
+    if (!this.tenants.get(id)) throw new NotFoundException(`unknown tenant "${id}"`);
+    return this.guard.setTenantQuota(id, body.quota);
+  }
+
+  @Get('limits')
+  limits() {
+    return this.guard.getLimits();
+  }
+
+  /** What each simulated vendor saw: peaks, contract violations (must stay 0), injected faults. */
+  @Get('vendors')
+  vendorStats() {
+    return { vendors: this.vendors.all().map((v) => v.stats()), reindex: this.indexer.peaks() };
+  }
+
+  @Post('vendors/reset-stats')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  resetVendorStats(): void {
+    for (const v of this.vendors.all()) v.resetStats();
+    this.timeline.clear();
+  }
+
+  /** Created / first-started / finished times of the tasks this process saw (load script). */
+  @Get('timeline')
+  taskTimeline() {
+    return this.timeline.list();
+  }
+
+  /** Enqueues tonight's archive batch now instead of waiting for the cron. */
+  @Post('archive/run')
+  @HttpCode(HttpStatus.ACCEPTED)
+  async runArchive(@Body() body: RunArchiveDto) {
+    return { queued: await this.archive.run(body.documentsPerTenant) };
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,33 @@
+import { Controller, Get, UseGuards } from '@nestjs/common';
+import { AdmissionGuard, TaskManager } from 'nestjs-priority-queue';
+import { priorityLevelName } from '../priority/priority-level';
+import { AnyKeyGuard } from '../tenancy/any-key.guard';
+
+/** GET /queue/stats: pending and oldest wait per priority, in flight per vendor, account, tenant. */
+@Controller('queue')
+@UseGuards(AnyKeyGuard)
+export class QueueController {
+  constructor(
+    private readonly tasks: TaskManager,
+    private readonly guard: AdmissionGuard,
+  ) {}
+
+  @Get('stats')
+  async stats() {
+    const [s, limits] = await Promise.all([this.tasks.stats(), this.guard.getLimits()]);
+    return {
+      now: s.now,
+      byStatus: s.byStatus,
+      pending: s.pending.map((p) => ({ ...p, level: priorityLevelName(p.priority) })),
+      inFlight: {
+        byVendor: s.inFlightByProvider,
+        byAccount: s.inFlightByAccount,
+        byTenant: s.inFlightByTenant,
+        byConcurrencyKey: s.inFlightByConcurrencyKey,
+      },
+      pausedVendors: Object.entries(limits.providers)
+        .filter(([, p]) => p.paused)
+        .map(([name]) => name),
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TaskManager, type SubmitInput, type Task } from 'nestjs-priority-queue';
+import { DEMO_CONFIG, type DemoConfig, type TenantConfig } from '../config/demo-config';
+import { TaskTypes } from '../handlers/task-types';
+import { resolvePriority } from '../priority/resolve-priority';
+import { WorkKind } from '../priority/work-kind';
+import type { DocumentPayload, ReindexPayload } from './document-payload';
+
+export interface DocumentInput {
+  name: string;
+  pages?: number;
+}
+
+/**
+ * Turns a request of an authenticated tenant into queue tasks. Priority, tenant, vendor and
+ * vendor account are decided here, from the configuration; nothing comes from the client.
+ */
+@Injectable()
+export class WorkSubmitter {
+  constructor(
+    private readonly tasks: TaskManager,
+    @Inject(DEMO_CONFIG) private readonly config: DemoConfig,
+  ) {}
+
+  /** One interactive upload. */
+  submitDocument(tenant: TenantConfig, doc: DocumentInput): Promise<Task> {
+    return this.tasks.submit(this.ocrTask(tenant, WorkKind.INTERACTIVE, doc));
+  }
+
+  /** Archive documents, all or none. `keys` (same length) makes a re-run of a batch idempotent. */
+  submitArchive(tenant: TenantConfig, docs: readonly DocumentInput[], keys?: readonly string[]): Promise<Task[]> {
+    return this.tasks.submitMany(
+      docs.map((doc, i) => ({ ...this.ocrTask(tenant, WorkKind.BATCH_ARCHIVE, doc), idempotencyKey: keys?.[i] })),
+    );
+  }
+
+  /** Re-runs an incident's records; recovering the same incident twice returns the first task. */
+  recoverIncident(tenant: TenantConfig, incidentId: string, records: string[]): Promise<Task> {
+    const input = this.ocrTask(tenant, WorkKind.INCIDENT_RECOVERY, { name: `incident-${incidentId}`, pages: Math.max(1, records.length) });
+    (input.payload as DocumentPayload).incidentId = incidentId;
+    (input.payload as DocumentPayload).records = records;
+    return this.tasks.submit({ ...input, idempotencyKey: `incident:${tenant.id}:${incidentId}` });
+  }
+
+  /** A re-index flow: one at a time per tenant (concurrencyKey `reindex:<tenantId>`). */
+  reindex(tenant: TenantConfig, reason?: string): Promise<Task> {
+    const payload: ReindexPayload = { tenantId: tenant.id, plan: tenant.plan, kind: WorkKind.REINDEX, reason };
+    return this.tasks.submit({
+      type: TaskTypes.REINDEX_TENANT,
+      payload,
+      priority: resolvePriority(tenant.plan, WorkKind.REINDEX),
+      tenantId: tenant.id,
+      concurrencyKey: reindexKey(tenant.id),
+    });
+  }
+
+  private ocrTask(tenant: TenantConfig, kind: WorkKind, doc: DocumentInput): SubmitInput<DocumentPayload> {
+    const vendor = this.config.vendorByPlan[tenant.plan];
+    return {
+      type: TaskTypes.ocrOn(vendor),
+      payload: { tenantId: tenant.id, plan: tenant.plan, kind, document: { name: doc.name, pages: doc.pages ?? 1 } },
+      priority: resolvePriority(tenant.plan, kind),
+      tenantId: tenant.id,
+      accountId: tenant.vendorAccount,
+    };
+  }
+}
+
+export function reindexKey(tenantId: string): string {
+  return `reindex:${tenantId}`;
+}
