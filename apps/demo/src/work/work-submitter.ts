@@ -44,7 +44,8 @@ export class WorkSubmitter {
 
   /** A re-index flow: one at a time per tenant (concurrencyKey `reindex:<tenantId>`). */
   reindex(tenant: TenantConfig, reason?: string): Promise<Task> {
-    const payload: ReindexPayload = { tenantId: tenant.id, plan: tenant.plan, kind: WorkKind.REINDEX, reason };
+    const payload: ReindexPayload = { tenantId: tenant.id, plan: tenant.plan, kind: WorkKind.REINDEX };
+    if (reason !== undefined) payload.reason = reason; // payloads are JSON: no undefined values
     return this.tasks.submit({
       type: TaskTypes.REINDEX_TENANT,
       payload,

@@ -1,0 +1,3 @@
+import { demoSuite } from './support/demo-suite';
+
+demoSuite('memory', () => ({ kind: 'memory' }));
