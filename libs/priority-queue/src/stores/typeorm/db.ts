@@ -1,0 +1,135 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import type { Dialect } from './dialects/dialect';
+
+export type Row = Record<string, unknown>;
+
+/** Runs SQL written with `?` placeholders; `run` returns the affected row count. */
+export interface Exec {
+  rows<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+export interface TxOptions {
+  /**
+   * Serialise with every other queue-locked transaction of the same queue: PostgreSQL
+   * `pg_advisory_xact_lock`, MySQL `GET_LOCK` (released after COMMIT), SQLite: every write
+   * transaction is `BEGIN IMMEDIATE` and holds the single writer lock anyway.
+   */
+  queueLock?: boolean;
+}
+
+interface QueryResultLike {
+  records?: unknown[];
+  affected?: number;
+}
+
+/** A tiny FIFO mutex: SQLite through TypeORM has ONE connection, so transactions take turns. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const prev = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+/**
+ * The store's access to the database: single statements, and short transactions (READ
+ * COMMITTED on PostgreSQL and MySQL) retried on deadlock / serialization failures. Never
+ * closes the DataSource.
+ */
+export class Db {
+  private readonly mutex = new Mutex();
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly dialect: Dialect,
+    /** Name of the queue lock (MySQL GET_LOCK, at most 64 characters). */
+    private readonly lockName: string,
+    /** The two int4 keys of pg_advisory_xact_lock. */
+    private readonly lockKeys: readonly [number, number],
+  ) {}
+
+  /** One statement outside a transaction (autocommit). */
+  rows<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.single((x) => x.rows<T>(sql, params));
+  }
+
+  run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.single((x) => x.run(sql, params));
+  }
+
+  private async single<T>(fn: (x: Exec) => Promise<T>): Promise<T> {
+    if (this.dialect.kind === 'sqlite') return this.mutex.run(() => fn(this.exec(this.dataSource.createQueryRunner())));
+    const qr = this.dataSource.createQueryRunner();
+    try {
+      return await fn(this.exec(qr));
+    } finally {
+      await qr.release();
+    }
+  }
+
+  /** A short transaction; `fn` may run more than once (retry on deadlock), so keep it free of side effects. */
+  async tx<T>(fn: (x: Exec, qr: QueryRunner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (this.dialect.kind === 'sqlite') return await this.mutex.run(() => this.txOnce(fn, opts));
+        return await this.txOnce(fn, opts);
+      } catch (e) {
+        if (attempt >= 5 || !this.dialect.isRetryable(e)) throw e;
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
+      }
+    }
+  }
+
+  private async txOnce<T>(fn: (x: Exec, qr: QueryRunner) => Promise<T>, opts: TxOptions): Promise<T> {
+    const qr = this.dataSource.createQueryRunner();
+    const x = this.exec(qr);
+    const kind = this.dialect.kind;
+    let locked = false;
+    let open = false;
+    try {
+      if (kind === 'mysql' && opts.queueLock) {
+        const r = await x.rows<{ l: unknown }>('SELECT GET_LOCK(?, 60) AS l', [this.lockName]);
+        if (Number(r[0]?.l) !== 1) throw new Error(`could not take the queue lock ${this.lockName}`);
+        locked = true;
+      }
+      if (kind === 'mysql') await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await qr.query(kind === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+      open = true;
+      if (kind === 'postgres' && opts.queueLock) {
+        await x.rows('SELECT pg_advisory_xact_lock(?, ?)', [this.lockKeys[0], this.lockKeys[1]]);
+      }
+      const out = await fn(x, qr);
+      await qr.query('COMMIT');
+      open = false;
+      return out;
+    } catch (e) {
+      if (open) await qr.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      if (locked) await x.rows('SELECT RELEASE_LOCK(?)', [this.lockName]).catch(() => undefined);
+      if (kind !== 'sqlite') await qr.release();
+    }
+  }
+
+  private exec(qr: QueryRunner): Exec {
+    const d = this.dialect;
+    return {
+      async rows<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+        const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
+        return (r.records ?? []) as T[];
+      },
+      async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+        const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
+        return r.affected ?? (Array.isArray(r.records) ? r.records.length : 0);
+      },
+    };
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * What differs between PostgreSQL, MySQL / MariaDB and SQLite, in one place. Every SQL text of
+ * the store is written with `?` placeholders; `placeholders()` turns them into `$n` for PostgreSQL.
+ */
+export type DialectKind = 'postgres' | 'mysql' | 'sqlite';
+
+export interface Dialect {
+  readonly kind: DialectKind;
+  /** Expression of the server clock in epoch milliseconds (an integer). */
+  readonly nowMs: string;
+  /** `UPDATE ... RETURNING` and `DELETE ... RETURNING`. */
+  readonly returning: boolean;
+  /** Row locks (`FOR UPDATE`, `SKIP LOCKED`); SQLite has a single writer instead. */
+  readonly rowLocks: boolean;
+  /** SQL text with `?` placeholders rewritten for the driver. */
+  placeholders(sql: string): string;
+  /** `a || b` in the dialect. */
+  concat(...parts: string[]): string;
+  /** A bigint parameter (pg / mysql take decimal strings; better-sqlite3 takes a BigInt). */
+  big(v: bigint): unknown;
+  /** What follows `INSERT ... VALUES (...)` to update on a key conflict (`ON CONFLICT ... DO UPDATE` / `ON DUPLICATE KEY UPDATE`). */
+  onConflictUpdate(conflict: readonly string[], update: readonly string[]): string;
+  isUniqueViolation(e: unknown): boolean;
+  /** Deadlock, serialization failure, lock timeout, busy database: the transaction may be retried. */
+  isRetryable(e: unknown): boolean;
+}
+
+export function driverError(e: unknown): { code?: unknown; errno?: unknown; message?: string } {
+  const d = (e as { driverError?: unknown })?.driverError ?? e;
+  return (d ?? {}) as { code?: unknown; errno?: unknown; message?: string };
+}

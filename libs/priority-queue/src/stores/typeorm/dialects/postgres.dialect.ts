@@ -1,0 +1,19 @@
+import { driverError, type Dialect } from './dialect';
+
+export const postgresDialect: Dialect = {
+  kind: 'postgres',
+  // statement_timestamp(): one value per statement, fresh for every statement of a transaction.
+  nowMs: `(floor(extract(epoch from statement_timestamp()) * 1000))::bigint`,
+  returning: true,
+  rowLocks: true,
+  placeholders(sql) {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  },
+  concat: (...parts) => parts.join(' || '),
+  big: (v) => v.toString(),
+  onConflictUpdate: (conflict, update) =>
+    `ON CONFLICT (${conflict.join(', ')}) DO UPDATE SET ${update.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+  isUniqueViolation: (e) => driverError(e).code === '23505',
+  isRetryable: (e) => ['40P01', '40001', '55P03'].includes(String(driverError(e).code)),
+};

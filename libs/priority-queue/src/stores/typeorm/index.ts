@@ -1,0 +1,3 @@
+export { TypeOrmTaskStore, type TypeOrmTaskStoreOptions } from './typeorm-task-store';
+export { priorityQueueMigrations, SCHEMA_STEPS } from './schema/migrations';
+export { tableNames, DEFAULT_TABLE_PREFIX, DEFAULT_QUEUE, type TableNames } from './names';

@@ -1,0 +1,34 @@
+/**
+ * Table names of one store, derived from the table prefix (default `pq_`). Every table of the
+ * store lives under the prefix; several queues share the tables (each row carries its queue).
+ */
+export interface TableNames {
+  prefix: string;
+  tasks: string;
+  lanes: string;
+  resources: string;
+  releases: string;
+  queues: string;
+  schemaVersion: string;
+}
+
+export const DEFAULT_TABLE_PREFIX = 'pq_';
+export const DEFAULT_QUEUE = 'default';
+
+const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,30}$/;
+
+export function isValidTablePrefix(prefix: string): boolean {
+  return PREFIX_PATTERN.test(prefix);
+}
+
+export function tableNames(prefix: string): TableNames {
+  return {
+    prefix,
+    tasks: `${prefix}tasks`,
+    lanes: `${prefix}lanes`,
+    resources: `${prefix}resources`,
+    releases: `${prefix}releases`,
+    queues: `${prefix}queues`,
+    schemaVersion: `${prefix}schema_version`,
+  };
+}

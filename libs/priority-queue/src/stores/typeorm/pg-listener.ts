@@ -1,0 +1,114 @@
+import type { DataSource } from 'typeorm';
+
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'notification', fn: (m: { channel: string }) => void): void;
+  on(event: 'error' | 'end', fn: (e?: unknown) => void): void;
+  removeAllListeners(): void;
+}
+
+/**
+ * Wake-ups on PostgreSQL: ONE dedicated connection (not taken from the DataSource pool) runs
+ * LISTEN on the queue's channel; create() and setLimits() NOTIFY it in their transactions.
+ * When the connection drops (server restart), it reconnects with back-off and wakes every
+ * listener once, since notifications sent meanwhile were lost.
+ */
+export class PgWakeListener {
+  private client: PgClient | null = null;
+  private readonly listeners = new Set<() => void>();
+  private closed = false;
+  private retryMs = 100;
+  private timer: NodeJS.Timeout | null = null;
+  private connecting: Promise<void> | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly channel: string,
+  ) {}
+
+  async add(listener: () => void): Promise<() => Promise<void>> {
+    this.listeners.add(listener);
+    if (!this.client && !this.connecting) await this.connect().catch(() => this.scheduleReconnect());
+    return async () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) await this.close();
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const c = this.client;
+    this.client = null;
+    if (c) {
+      c.removeAllListeners();
+      c.on('error', () => undefined);
+      await c.end().catch(() => undefined);
+    }
+  }
+
+  private connect(): Promise<void> {
+    this.connecting = (async () => {
+      const driver = this.dataSource.driver as unknown as { postgres: { Client: new (o: object) => PgClient } };
+      const o = this.dataSource.options as unknown as Record<string, unknown>;
+      const client = new driver.postgres.Client({
+        connectionString: o.url as string | undefined,
+        host: o.host,
+        port: o.port,
+        user: o.username,
+        password: o.password,
+        database: o.database,
+        ssl: o.ssl,
+        application_name: 'priority-queue-listener',
+      });
+      client.on('error', () => this.lost(client));
+      client.on('end', () => this.lost(client));
+      client.on('notification', (m) => {
+        if (m.channel === this.channel) this.wakeAll();
+      });
+      await client.connect();
+      await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
+      if (this.closed) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      const reconnected = this.retryMs > 100;
+      this.client = client;
+      this.retryMs = 100;
+      if (reconnected) this.wakeAll();
+    })().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private lost(client: PgClient): void {
+    if (this.client !== client) return;
+    this.client = null;
+    client.removeAllListeners();
+    client.on('error', () => undefined);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.timer) return;
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, 5000);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect().catch(() => this.scheduleReconnect());
+    }, wait);
+    this.timer.unref?.();
+  }
+
+  private wakeAll(): void {
+    for (const l of this.listeners) {
+      try {
+        l();
+      } catch {
+        /* a listener's error is its own */
+      }
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { dialectOf } from '../dialects';
+import type { DialectKind } from '../dialects/dialect';
+import { DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from '../names';
+import { TypeOrmMessages } from '../typeorm-messages';
+import { ddlV1 } from './ddl-v1';
+
+/**
+ * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
+ * - `store.init()` runs the ones not yet recorded in `<prefix>schema_version`, under a lock, so
+ *   several processes may start at once;
+ * - or add `priorityQueueMigrations({ tablePrefix })` to your DataSource's `migrations` and run
+ *   them with your own `migration:run`; they record themselves in `<prefix>schema_version` too, so
+ *   a later `init()` finds nothing to do.
+ * Every statement is idempotent (IF NOT EXISTS), never `synchronize`.
+ */
+export interface SchemaStep {
+  version: number;
+  /** Migration name: ends with a 13-digit timestamp as TypeORM requires. */
+  name: string;
+  statements(kind: DialectKind, t: TableNames): string[];
+}
+
+export const SCHEMA_STEPS: readonly SchemaStep[] = [
+  { version: 1, name: 'PriorityQueueSchemaV1', statements: ddlV1 },
+];
+
+const TIMESTAMPS: Record<number, string> = { 1: '1732924800000' };
+
+export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
+  const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';
+  const big = kind === 'sqlite' ? 'INTEGER' : 'BIGINT';
+  const tail = kind === 'mysql' ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin' : '';
+  return `CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version INTEGER NOT NULL PRIMARY KEY, name ${str} NOT NULL, applied_at ${big} NOT NULL)${tail}`;
+}
+
+/** Applies one step through a query runner (inside the caller's transaction / lock). */
+export async function applyStep(qr: QueryRunner, step: SchemaStep, t: TableNames): Promise<boolean> {
+  const dialect = dialectOf(qr.connection);
+  await qr.query(schemaVersionDdl(dialect.kind, t));
+  const done = (await qr.query(dialect.placeholders(`SELECT version FROM ${t.schemaVersion} WHERE version = ?`), [step.version])) as unknown[];
+  if (done.length > 0) return false;
+  for (const sql of step.statements(dialect.kind, t)) await qr.query(sql);
+  await qr.query(dialect.placeholders(`INSERT INTO ${t.schemaVersion} (version, name, applied_at) VALUES (?, ?, ?)`), [
+    step.version,
+    step.name,
+    Date.now(),
+  ]);
+  return true;
+}
+
+/**
+ * Migration classes for a DataSource's `migrations` option (one per schema version).
+ * `down` drops the tables of that version.
+ */
+export function priorityQueueMigrations(options: { tablePrefix?: string } = {}): Array<new () => MigrationInterface> {
+  const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+  if (!isValidTablePrefix(prefix)) throw new Error(TypeOrmMessages.badTablePrefix(prefix));
+  const t = tableNames(prefix);
+  return SCHEMA_STEPS.map((step) => {
+    const name = `${step.name}${prefix.replace(/[^A-Za-z0-9]/g, '')}${TIMESTAMPS[step.version]}`;
+    const cls = class implements MigrationInterface {
+      name = name;
+      async up(qr: QueryRunner): Promise<void> {
+        await applyStep(qr, step, t);
+      }
+      async down(qr: QueryRunner): Promise<void> {
+        for (const table of [t.releases, t.resources, t.lanes, t.tasks, t.queues]) await qr.query(`DROP TABLE IF EXISTS ${table}`);
+        const dialect = dialectOf(qr.connection);
+        await qr.query(dialect.placeholders(`DELETE FROM ${t.schemaVersion} WHERE version = ?`), [step.version]);
+      }
+    };
+    Object.defineProperty(cls, 'name', { value: name });
+    return cls;
+  });
+}

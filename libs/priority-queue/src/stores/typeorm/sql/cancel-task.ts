@@ -1,0 +1,34 @@
+import { TaskStatus, type Task } from '../../../core/task';
+import { q, run, type StoreContext } from '../context';
+import { num, rowToTask, TASK_COLUMNS } from '../rows';
+import { raw, sql } from './sql';
+
+/**
+ * cancel: PENDING_SUBMIT -> CANCELED at once (its lane is not touched: the lane's stored head
+ * is a lower bound that the next claim corrects); SUBMITTING / SUBMITTED / RUNNING -> cancel
+ * requested (the worker finalises it through claimPolls); terminal: unchanged.
+ * Locks: the task row FOR UPDATE (a claim holding it makes us wait, then we see SUBMITTING).
+ */
+export async function cancelTask(c: StoreContext, id: string): Promise<Task | null> {
+  return c.db.tx(async (x) => {
+    const T = raw(c.t.tasks);
+    const lock = raw(c.d.rowLocks ? ' FOR UPDATE' : '');
+    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${id} AND queue = ${c.queue}${lock}`);
+    if (!r) return null;
+    const status = String(r.status) as TaskStatus;
+    const now = await c.now(x);
+    if (status === TaskStatus.PENDING_SUBMIT) {
+      await run(
+        x,
+        sql`UPDATE ${T} SET status = 'CANCELED', version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'canceled'
+          WHERE seq = ${r.seq}`,
+      );
+    } else if ([TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING].includes(status) && num(r.cancel_requested) !== 1) {
+      await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE seq = ${r.seq}`);
+    } else {
+      return rowToTask(r);
+    }
+    const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE seq = ${r.seq}`);
+    return rowToTask(after);
+  });
+}

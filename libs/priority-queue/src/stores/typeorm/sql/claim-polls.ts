@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import type { Task } from '../../../core/task';
+import type { ClaimRequest } from '../../../core/task-store.port';
+import type { StoreContext } from '../context';
+import { rowToTask } from '../rows';
+import { sql, Sql } from './sql';
+import { updateReturning } from './update-returning';
+
+/**
+ * claimPolls: SUBMITTED / RUNNING tasks due for a poll (or with a cancel request) and without a
+ * live lease get a lease; earliest nextPollAt first. No admission, no queue lock: workers
+ * claim disjoint rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL, MySQL 8, MariaDB 10.6); SQLite
+ * has one writer. Reads the partial index (queue, next_poll_at) of SUBMITTED / RUNNING rows,
+ * and the tiny partial index of cancel requests.
+ */
+export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Task[]> {
+  if (req.limit <= 0) return [];
+  const batchId = randomUUID();
+  return c.db.tx(async (x) => {
+    const now = await c.now(x);
+    const cast = c.d.kind === 'postgres' ? '::text' : '';
+    const set = sql`lease_owner = ${req.owner}, lease_id = ${new Sql(c.d.concat('?' + cast, "':'", 'id'), [batchId])},
+      lease_until = ${now + req.leaseMs}, version = version + 1, updated_at = ${now}`;
+    const free = sql`(lease_until IS NULL OR lease_until <= ${now})`;
+    const canceled = await updateReturning(x, c, {
+      where: sql`cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING') AND ${free}`,
+      set,
+      orderBy: 'next_poll_at',
+      limit: req.limit,
+      skipLocked: true,
+    });
+    const due =
+      canceled.length < req.limit
+        ? await updateReturning(x, c, {
+            where: sql`status IN ('SUBMITTED', 'RUNNING') AND next_poll_at <= ${now} AND ${free} AND cancel_requested = 0`,
+            set,
+            orderBy: 'next_poll_at',
+            limit: req.limit - canceled.length,
+            skipLocked: true,
+          })
+        : [];
+    return [...canceled, ...due].map(rowToTask).sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0) || a.seq - b.seq);
+  });
+}

@@ -1,0 +1,64 @@
+import { InvalidStateError, StaleLeaseError, TaskNotFoundError } from '../../../core/errors';
+import type { Fence, Task, TaskStatus } from '../../../core/task';
+import { q, run, type StoreContext } from '../context';
+import type { Row } from '../db';
+import { rowToTask, TASK_COLUMNS } from '../rows';
+import { list, raw, sql, type Sql } from './sql';
+
+export interface FencedWrite {
+  /** SET list without version / updated_at (added here). Use `c.nowSql()` for the clock. */
+  set: Sql;
+  /** Statuses the task must be in. */
+  from: readonly TaskStatus[];
+  /** The task leaves SUBMITTING / SUBMITTED / RUNNING: append a release of its slots. */
+  release: boolean;
+  /** Name of the operation for the InvalidStateError message. */
+  op: string;
+}
+
+/**
+ * Every write of a lease holder (renew, markSubmitted, recordPoll, complete, retry): one UPDATE
+ * guarded by the fence (id, lease_id, version) and the expected statuses, plus, when the task
+ * frees its slots, one appended `releases` row (applied to the counters by the next claim, so
+ * the write never waits for the queue lock).
+ *
+ * Locks: the task row only. PostgreSQL: a single statement (data-modifying CTE); SQLite:
+ * UPDATE ... RETURNING in BEGIN IMMEDIATE; MySQL: UPDATE, INSERT ... SELECT, SELECT in one
+ * transaction.
+ */
+export async function fencedWrite(c: StoreContext, fence: Fence, w: FencedWrite): Promise<Task> {
+  const T = raw(c.t.tasks);
+  const set = sql`${w.set}, version = version + 1, updated_at = ${c.nowSql()}`;
+  const where = sql`id = ${fence.id} AND queue = ${c.queue} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(w.from)})`;
+  let row: Row | undefined;
+  if (c.d.kind === 'postgres') {
+    const release = w.release
+      ? sql`, r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM u)`
+      : sql``;
+    [row] = await c.db.rows(...spread(sql`WITH u AS (UPDATE ${T} SET ${set} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)})${release} SELECT * FROM u`));
+  } else {
+    row = await c.db.tx(async (x) => {
+      let r: Row | undefined;
+      if (c.d.returning) [r] = await q(x, sql`UPDATE ${T} SET ${set} WHERE ${where} RETURNING ${raw(TASK_COLUMNS)}`);
+      else if ((await run(x, sql`UPDATE ${T} SET ${set} WHERE ${where}`)) > 0)
+        [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${fence.id}`);
+      if (r && w.release) {
+        await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
+      }
+      return r;
+    });
+  }
+  if (row) return rowToTask(row);
+  throw await whyRejected(c, fence, w);
+}
+
+function spread(s: Sql): [string, unknown[]] {
+  return [s.text, [...s.params]];
+}
+
+async function whyRejected(c: StoreContext, fence: Fence, w: FencedWrite): Promise<Error> {
+  const [r] = await c.db.rows(...spread(sql`SELECT status, lease_id, version FROM ${raw(c.t.tasks)} WHERE id = ${fence.id} AND queue = ${c.queue}`));
+  if (!r) return new TaskNotFoundError(fence.id);
+  if (String(r.lease_id) !== fence.leaseId || Number(r.version) !== fence.version) return new StaleLeaseError(fence.id);
+  return new InvalidStateError(`Task ${fence.id} is ${String(r.status)}: ${w.op} applies to ${w.from.join(' / ')} tasks only.`);
+}

@@ -1,0 +1,47 @@
+import type { NewTask } from '../../../core/task';
+import { q, run, type StoreContext } from '../context';
+import type { Exec } from '../db';
+import { chunks, laneId, orderColumns, toJson } from '../rows';
+import { join, list, raw, sql, type Sql } from './sql';
+
+/**
+ * create(): the batch goes in with multi-row INSERTs inside the caller's transaction (all or
+ * none). Rows are `staged = 1`, so creating never touches a lane row and never waits for the
+ * queue lock: the next claim merges every due staged row into its lane.
+ *
+ * Locks: only the new rows. Two concurrent creates with the same idempotency key collide on the
+ * unique index (queue, idempotency_key): the loser's transaction fails and the store retries it,
+ * then finds the winner's task.
+ */
+const COLUMNS = [
+  'id', 'queue', 'idempotency_key', 'type', 'payload', 'priority', 'k1', 'k2', 'run_at', 'deadline_at', 'created_at',
+  'status', 'staged', 'lane_key', 'provider_key', 'account_id', 'tenant_id', 'concurrency_key', 'version', 'attempts',
+  'max_attempts', 'idempotent', 'lease_owner', 'lease_id', 'lease_until', 'result', 'error', 'external_id',
+  'next_poll_at', 'poll_errors', 'cancel_requested', 'updated_at', 'finished_at',
+];
+
+export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, number>> {
+  const seqs = new Map<string, number>();
+  const rowsPerStatement = Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / COLUMNS.length);
+  for (const part of chunks(tasks, rowsPerStatement)) {
+    const values: Sql[] = part.map((n) => {
+      const runAt = now + n.delayMs;
+      const { k1, k2 } = orderColumns(n.priority, runAt, c.aging);
+      return sql`(${list([
+        n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), runAt,
+        n.timeoutMs === null ? null : now + n.timeoutMs, now, 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
+        n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
+        null, null, null, null, 0, 0, now, null,
+      ])})`;
+    });
+    const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
+    if (c.d.returning) {
+      for (const r of await q<{ id: string; seq: unknown }>(x, sql`${insert} RETURNING id, seq`)) seqs.set(String(r.id), Number(r.seq));
+    } else {
+      await run(x, insert);
+      const got = await q<{ id: string; seq: unknown }>(x, sql`SELECT id, seq FROM ${raw(c.t.tasks)} WHERE id IN (${list(part.map((n) => n.id))})`);
+      for (const r of got) seqs.set(String(r.id), Number(r.seq));
+    }
+  }
+  return seqs;
+}

@@ -1,0 +1,126 @@
+import type { OrderFields } from '../../../core/order-key';
+import { q, run, type StoreContext } from '../context';
+import type { Exec, Row } from '../db';
+import { chunks, laneKeysOf, num, numOrNull, orderColumns, TASK_COLUMNS as TASK_COLS, type LaneKeys } from '../rows';
+import { join, list, raw, sql, type Sql } from './sql';
+
+/**
+ * The lanes table (LANES.md): one row per set of admission keys with the order key of its best
+ * merged task (the head), `ready` = has a head and is not parked. Only queue-lock holders write
+ * it (claims, setLimits). The stored head is a LOWER BOUND of the lane's true head: a cancel,
+ * a priority change or a timeout removes a task without touching the lane, and the claim
+ * re-reads the lane's tasks before it trusts the head.
+ */
+export interface LaneState {
+  laneKey: string;
+  keys: LaneKeys;
+  head: OrderFields | null;
+  parkedOn: string | null;
+  parkedUntil: number | null;
+  dirty: boolean;
+  /** Head tasks read by this claim (locked), best first. */
+  tasks?: Row[];
+  /** All of the lane's merged tasks are in `tasks`. */
+  complete?: boolean;
+}
+
+const LANE_COLUMNS = 'lane_key, provider_key, account_id, tenant_id, concurrency_key, h_priority, h_run_at, h_created_at, h_seq, parked_on, parked_until';
+
+export function laneFromRow(r: Row): LaneState {
+  return {
+    laneKey: String(r.lane_key),
+    keys: laneKeysOf(r),
+    head:
+      r.h_seq === null || r.h_seq === undefined
+        ? null
+        : { priority: num(r.h_priority), runAt: num(r.h_run_at), createdAt: num(r.h_created_at), seq: num(r.h_seq) },
+    parkedOn: r.parked_on === null || r.parked_on === undefined ? null : String(r.parked_on),
+    parkedUntil: numOrNull(r.parked_until),
+    dirty: false,
+  };
+}
+
+export function isReady(l: LaneState): boolean {
+  return l.head !== null && l.parkedOn === null && l.parkedUntil === null;
+}
+
+/**
+ * THE claim query: the best ready lanes, by head key. Reads the index
+ * (queue, h1, h2, h_run_at, h_created_at, h_seq) WHERE ready = 1 (MySQL: (queue, ready, ...)),
+ * so its cost depends on the number of lanes read, never on the number of tasks behind them
+ * or on history. No row lock: lanes change only under the queue lock, which the caller holds.
+ */
+export function readyLanes(x: Exec, c: StoreContext, limit: number): Promise<Row[]> {
+  return q(
+    x,
+    sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)}
+      WHERE queue = ${c.queue} AND ready = 1
+      ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT ${raw(String(limit))}`,
+  );
+}
+
+export async function lanesByKey(x: Exec, c: StoreContext, keys: readonly string[]): Promise<Map<string, LaneState>> {
+  const out = new Map<string, LaneState>();
+  for (const part of chunks(keys, 500)) {
+    const rows = await q(x, sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND lane_key IN (${list(part)})`);
+    for (const r of rows) out.set(String(r.lane_key), laneFromRow(r));
+  }
+  return out;
+}
+
+const WRITE_COLUMNS = [
+  'queue', 'lane_key', 'provider_key', 'account_id', 'tenant_id', 'concurrency_key', 'ready',
+  'h1', 'h2', 'h_run_at', 'h_created_at', 'h_seq', 'h_priority', 'parked_on', 'parked_until',
+];
+const UPDATE_COLUMNS = WRITE_COLUMNS.slice(6);
+
+/** Writes changed lanes with one upsert per 500 lanes (queue lock held). */
+export async function writeLanes(x: Exec, c: StoreContext, lanes: Iterable<LaneState>): Promise<void> {
+  const dirty = [...lanes].filter((l) => l.dirty);
+  for (const part of chunks(dirty, 500)) {
+    const values: Sql[] = part.map((l) => {
+      const h = l.head;
+      const k = h ? orderColumns(h.priority, h.runAt, c.aging) : null;
+      return sql`(${list([
+        c.queue, l.laneKey, l.keys.provider_key, l.keys.account_id, l.keys.tenant_id, l.keys.concurrency_key,
+        isReady(l) ? 1 : 0, k ? c.big(k.k1) : null, k ? c.big(k.k2) : null, h?.runAt ?? null, h?.createdAt ?? null,
+        h?.seq ?? null, h?.priority ?? null, l.parkedOn, l.parkedUntil,
+      ])})`;
+    });
+    await run(
+      x,
+      sql`INSERT INTO ${raw(c.t.lanes)} (${raw(WRITE_COLUMNS.join(', '))}) VALUES ${join(values, ', ')}
+        ${raw(c.d.onConflictUpdate(['queue', 'lane_key'], UPDATE_COLUMNS))}`,
+    );
+    for (const l of part) l.dirty = false;
+  }
+}
+
+/**
+ * The best `limit` merged tasks of one lane, locked FOR UPDATE (PostgreSQL / MySQL). Reads the
+ * partial lane index (queue, lane_key, k1, k2, run_at, created_at, seq) WHERE PENDING_SUBMIT
+ * and merged (MySQL: the status-leading index), so it visits `limit` index entries.
+ * A row changed by a concurrent cancel / changePriority while we waited for its lock drops
+ * out of a PostgreSQL `LIMIT ... FOR UPDATE` result, so a short result is read once more
+ * before the lane is believed exhausted.
+ */
+export async function laneTasks(x: Exec, c: StoreContext, laneKey: string, limit: number): Promise<Row[]> {
+  const lock = c.d.rowLocks ? raw(' FOR UPDATE') : raw('');
+  const read = () =>
+    q(
+      x,
+      sql`SELECT ${raw(TASK_COLS)} FROM ${raw(c.t.tasks)}
+        WHERE queue = ${c.queue} AND lane_key = ${laneKey} AND status = 'PENDING_SUBMIT' AND staged = 0
+        ORDER BY k1, k2, run_at, created_at, seq LIMIT ${raw(String(limit))}${lock}`,
+    );
+  let rows = await read();
+  if (c.d.rowLocks && rows.length < limit) {
+    for (;;) {
+      const again = await read();
+      if (again.length === rows.length) break;
+      rows = again;
+      if (rows.length >= limit) break;
+    }
+  }
+  return rows;
+}

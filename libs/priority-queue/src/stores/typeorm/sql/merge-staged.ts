@@ -1,0 +1,48 @@
+import { compareOrder, type OrderFields } from '../../../core/order-key';
+import type { StoreContext } from '../context';
+import type { Exec } from '../db';
+import { laneKeysOf, orderOfRow } from '../rows';
+import { laneFromRow, lanesByKey, writeLanes, type LaneState } from './lanes';
+import { sql } from './sql';
+import { updateReturning } from './update-returning';
+
+/**
+ * Claim step 4: every due staged task (new, delayed and now due, retried, recovered,
+ * re-prioritised) is merged into its lane: `staged` = 0 and the lane's head becomes the better
+ * of its stored head and the best merged task. Reads the partial index (queue, run_at) WHERE
+ * PENDING_SUBMIT AND staged = 1, so its cost is the number of tasks that became due since the
+ * last claim (each task is merged once).
+ *
+ * Locks: queue lock; the merged rows FOR UPDATE; lanes rows are only written by queue-lock
+ * holders.
+ */
+export async function mergeDueStaged(x: Exec, c: StoreContext, now: number): Promise<number> {
+  const rows = await updateReturning(x, c, {
+    where: sql`status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`,
+    set: sql`staged = 0`,
+  });
+  if (rows.length === 0) return 0;
+  const best = new Map<string, { order: OrderFields; row: (typeof rows)[number] }>();
+  for (const r of rows) {
+    const key = String(r.lane_key);
+    const order = orderOfRow(r);
+    const cur = best.get(key);
+    if (!cur || compareOrder(order, cur.order, c.aging) < 0) best.set(key, { order, row: r });
+  }
+  const lanes = await lanesByKey(x, c, [...best.keys()]);
+  const changed: LaneState[] = [];
+  for (const [key, { order, row }] of best) {
+    let lane = lanes.get(key);
+    if (!lane) {
+      lane = laneFromRow({ ...laneKeysOf(row), lane_key: key, h_seq: null, parked_on: null, parked_until: null });
+      lanes.set(key, lane);
+    }
+    if (lane.head === null || compareOrder(order, lane.head, c.aging) < 0) {
+      lane.head = order;
+      lane.dirty = true;
+      changed.push(lane);
+    }
+  }
+  await writeLanes(x, c, changed);
+  return rows.length;
+}

@@ -1,0 +1,22 @@
+import { q, type StoreContext } from '../context';
+import type { Exec } from '../db';
+import { numOrNull } from '../rows';
+import { raw, sql } from './sql';
+
+/**
+ * Claim step 7 (only when the batch is not full): the earliest future time a claim could
+ * succeed without any other change: the next delayed runAt (MIN over the staged partial
+ * index) and the next rate token of a parked lane (MIN over the parked_until index).
+ */
+export async function nextWakeAt(x: Exec, c: StoreContext): Promise<number | null> {
+  const [a] = await q<{ m: unknown }>(
+    x,
+    sql`SELECT MIN(run_at) AS m FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' AND staged = 1`,
+  );
+  const [b] = await q<{ m: unknown }>(
+    x,
+    sql`SELECT MIN(parked_until) AS m FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND parked_until IS NOT NULL`,
+  );
+  const times = [numOrNull(a?.m), numOrNull(b?.m)].filter((v): v is number => v !== null);
+  return times.length ? Math.min(...times) : null;
+}

@@ -1,0 +1,22 @@
+import type { Task } from '../../../core/task';
+import type { ListQuery } from '../../../core/task-store.port';
+import type { StoreContext } from '../context';
+import { rowToTask, TASK_COLUMNS } from '../rows';
+import { raw, sql } from './sql';
+
+/** get: by the unique index on id. */
+export async function getTask(c: StoreContext, id: string): Promise<Task | null> {
+  const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE id = ${id} AND queue = ${c.queue}`;
+  const [r] = await c.db.rows(s.text, s.params);
+  return r ? rowToTask(r) : null;
+}
+
+/** list: one status, by seq, keyset paging on the index (queue, status, seq). */
+export async function listTasks(c: StoreContext, query: ListQuery): Promise<Task[]> {
+  const limit = Math.max(0, Math.floor(query.limit));
+  if (limit === 0) return [];
+  const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)}
+    WHERE queue = ${c.queue} AND status = ${query.status} AND seq > ${query.afterSeq ?? -1}
+    ORDER BY seq LIMIT ${raw(String(limit))}`;
+  return (await c.db.rows(s.text, s.params)).map(rowToTask);
+}

@@ -1,0 +1,111 @@
+import { TaskStatus, type Task, type Transition } from '../../../core/task';
+import { q, run, type StoreContext } from '../context';
+import type { Exec, Row } from '../db';
+import { chunks, num, rowToTask, TASK_COLUMNS } from '../rows';
+import { list, raw, sql } from './sql';
+
+/**
+ * recoverExpired: one sweep under the queue lock (so it never races a claim over the same
+ * pending rows), rows locked FOR UPDATE:
+ * 1. SUBMITTING with an expired lease (partial index (queue, lease_until) of live rows):
+ *    idempotent -> PENDING_SUBMIT staged (attempts + 1, runAt kept) or FAILED at maxAttempts,
+ *    or CANCELED when a cancel was requested; non-idempotent -> SUBMIT_UNKNOWN. Slots released.
+ * 2. SUBMITTED / RUNNING with an expired lease: lease cleared, the poll is retried.
+ * 3. non-terminal, deadline passed, no live lease (partial index (queue, deadline_at)):
+ *    TIMED_OUT, slots released when it held them.
+ */
+export async function recoverExpired(c: StoreContext, limit: number): Promise<Transition[]> {
+  return c.db.tx(
+    async (x) => {
+      const now = await c.now(x);
+      const out: Transition[] = [];
+      const lock = c.d.rowLocks ? ' FOR UPDATE' : '';
+      const T = raw(c.t.tasks);
+      const select = (where: ReturnType<typeof sql>, n: number) =>
+        q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} LIMIT ${raw(String(n))}${raw(lock)}`);
+
+      // 1. expired submit leases
+      const submitting = await select(sql`status = 'SUBMITTING' AND lease_until IS NOT NULL AND lease_until <= ${now}`, limit);
+      const groups = new Map<TaskStatus, Row[]>();
+      for (const r of submitting) {
+        const to = afterLostSubmit(r);
+        groups.set(to, [...(groups.get(to) ?? []), r]);
+      }
+      for (const [to, rows] of groups) {
+        const seqs = rows.map((r) => r.seq);
+        const terminal = to !== TaskStatus.PENDING_SUBMIT;
+        const attempts = to === TaskStatus.PENDING_SUBMIT || to === TaskStatus.FAILED ? 'attempts + 1' : 'attempts';
+        await run(
+          x,
+          sql`UPDATE ${T} SET status = ${to}, attempts = ${raw(attempts)}, staged = 1, lease_owner = NULL, lease_id = NULL,
+              lease_until = NULL, version = version + 1, updated_at = ${now}, finished_at = ${terminal ? now : null},
+              error = ${to === TaskStatus.CANCELED ? 'canceled' : 'submit lease expired'}
+            WHERE seq IN (${list(seqs)})`,
+        );
+        await release(x, c, rows);
+        for (const r of rows) out.push({ from: TaskStatus.SUBMITTING, to, task: await reread(x, c, r) });
+      }
+
+      // 2. expired poll leases
+      const left = limit - out.length;
+      if (left > 0) {
+        const polls = await select(sql`status IN ('SUBMITTED', 'RUNNING') AND lease_until IS NOT NULL AND lease_until <= ${now}`, left);
+        for (const part of chunks(polls.map((r) => r.seq), 500)) {
+          await run(
+            x,
+            sql`UPDATE ${T} SET lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = version + 1, updated_at = ${now}
+              WHERE seq IN (${list(part)})`,
+          );
+        }
+      }
+
+      // 3. deadlines
+      const left3 = limit - out.length;
+      if (left3 > 0) {
+        const late = await select(
+          sql`deadline_at IS NOT NULL AND deadline_at <= ${now} AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING')
+            AND (lease_until IS NULL OR lease_until <= ${now})`,
+          left3,
+        );
+        if (late.length > 0) {
+          for (const part of chunks(late.map((r) => r.seq), 500)) {
+            await run(
+              x,
+              sql`UPDATE ${T} SET status = 'TIMED_OUT', lease_owner = NULL, lease_id = NULL, lease_until = NULL,
+                  version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'deadline passed'
+                WHERE seq IN (${list(part)})`,
+            );
+          }
+          await release(x, c, late.filter((r) => String(r.status) !== TaskStatus.PENDING_SUBMIT));
+          for (const r of late) out.push({ from: String(r.status) as TaskStatus, to: TaskStatus.TIMED_OUT, task: await reread(x, c, r) });
+        }
+      }
+      return out;
+    },
+    { queueLock: true },
+  );
+}
+
+function afterLostSubmit(r: Row): TaskStatus {
+  if (num(r.idempotent) !== 1) return TaskStatus.SUBMIT_UNKNOWN;
+  if (num(r.cancel_requested) === 1) return TaskStatus.CANCELED;
+  if (num(r.attempts) + 1 >= num(r.max_attempts)) return TaskStatus.FAILED;
+  return TaskStatus.PENDING_SUBMIT;
+}
+
+async function release(x: Exec, c: StoreContext, rows: readonly Row[]): Promise<void> {
+  for (const part of chunks(rows, 500)) {
+    if (part.length === 0) continue;
+    const values = part.map((r) => sql`(${c.queue}, ${String(r.lane_key)})`);
+    await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES ${joinSql(values)}`);
+  }
+}
+
+function joinSql(parts: ReturnType<typeof sql>[]) {
+  return parts.reduce((acc, p, i) => (i === 0 ? p : sql`${acc}, ${p}`));
+}
+
+async function reread(x: Exec, c: StoreContext, r: Row): Promise<Task> {
+  const [row] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE seq = ${r.seq}`);
+  return rowToTask(row);
+}

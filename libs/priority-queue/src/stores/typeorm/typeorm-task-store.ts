@@ -1,0 +1,340 @@
+import { createHash } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
+import { StoreClosedError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+import { MAX_AGING_INTERVAL_MS } from '../../core/order-key';
+import { TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
+import type {
+  ClaimRequest,
+  CompletionOutcome,
+  CreateResult,
+  ListQuery,
+  PollOutcome,
+  QueueStats,
+  RetryOutcome,
+  StoreOptions,
+  SubmissionClaim,
+  SubmittedOutcome,
+  TaskStore,
+} from '../../core/task-store.port';
+import { claimSubmissions } from './claim-submissions';
+import { q, StoreContext } from './context';
+import { Db } from './db';
+import { dialectOf } from './dialects';
+import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from './names';
+import { PgWakeListener } from './pg-listener';
+import { laneId, num, rowToTask, TASK_COLUMNS } from './rows';
+import { migrate } from './schema/migrate';
+import { cancelTask } from './sql/cancel-task';
+import { changePriority } from './sql/change-priority';
+import { claimPolls } from './sql/claim-polls';
+import { fencedWrite } from './sql/fenced-write';
+import { insertTasks } from './sql/insert-tasks';
+import { notifyArgs, readLimits, setLimits } from './sql/limits';
+import { purge } from './sql/purge';
+import { getTask, listTasks } from './sql/read-tasks';
+import { recoverExpired } from './sql/recover-expired';
+import { list, raw, sql } from './sql/sql';
+import { stats } from './sql/stats';
+import { TypeOrmMessages } from './typeorm-messages';
+
+export interface TypeOrmTaskStoreOptions extends StoreOptions {
+  /** A DataSource you own (e.g. injected from @nestjs/typeorm); the store never closes it. */
+  dataSource: DataSource;
+  /** Prefix of every table of the store (default `pq_`). */
+  tablePrefix?: string;
+  /** Several queues may share the tables; each store serves one (default `default`). */
+  queue?: string;
+  /**
+   * Run the store's migrations in init() (default true). Set false when your own migration
+   * run includes priorityQueueMigrations(); init() then only checks the queue settings.
+   */
+  migrate?: boolean;
+}
+
+const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
+
+/**
+ * TaskStore on TypeORM: PostgreSQL, MySQL / MariaDB (mysql2) and SQLite (better-sqlite3).
+ * Plain SQL through the DataSource's connections (one file per hot query in ./sql); the schema
+ * comes from real migrations (./schema), never `synchronize`.
+ */
+export class TypeOrmTaskStore implements TaskStore {
+  readonly agingIntervalMs: number;
+  readonly tables: TableNames;
+  readonly queue: string;
+  private readonly ctx: StoreContext;
+  private readonly schemaDb: Db;
+  private readonly dataSource: DataSource;
+  private readonly runMigrations: boolean;
+  private listener: PgWakeListener | null = null;
+  private closed = false;
+
+  constructor(options: TypeOrmTaskStoreOptions) {
+    const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+    if (!isValidTablePrefix(prefix)) throw new Error(TypeOrmMessages.badTablePrefix(prefix));
+    const queue = options.queue ?? DEFAULT_QUEUE;
+    if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new Error(TypeOrmMessages.badQueue(queue));
+    const aging = options.agingIntervalMs ?? 0;
+    if (!Number.isInteger(aging) || aging < 0 || aging > MAX_AGING_INTERVAL_MS) {
+      throw new Error(Messages.invalidOption('agingIntervalMs', aging, `an integer from 0 to ${MAX_AGING_INTERVAL_MS}`));
+    }
+    this.agingIntervalMs = aging;
+    this.queue = queue;
+    this.dataSource = options.dataSource;
+    this.runMigrations = options.migrate ?? true;
+    this.tables = tableNames(prefix);
+    const dialect = dialectOf(options.dataSource);
+    const h = createHash('sha1').update(`${prefix}\u0000${queue}`).digest();
+    const db = new Db(options.dataSource, dialect, `pq:${h.toString('hex').slice(0, 40)}`, [h.readInt32BE(0), h.readInt32BE(4)]);
+    const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
+    this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
+    this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`);
+  }
+
+  async init(): Promise<void> {
+    this.open();
+    if (!this.dataSource.isInitialized) throw new Error(TypeOrmMessages.dataSourceNotInitialized());
+    if (this.runMigrations) await migrate(this.schemaDb, this.tables);
+    const c = this.ctx;
+    const stored = await c.db.tx(async (x) => {
+      const T = raw(c.t.queues);
+      let [r] = await q(x, sql`SELECT aging_interval_ms FROM ${T} WHERE queue = ${c.queue}`);
+      if (!r) {
+        await x.rows(...args(sql`INSERT INTO ${T} (queue, aging_interval_ms) VALUES (${c.queue}, ${this.agingIntervalMs})`));
+        r = { aging_interval_ms: this.agingIntervalMs };
+      }
+      return num(r.aging_interval_ms);
+    }, { queueLock: true });
+    if (stored !== this.agingIntervalMs) throw new Error(TypeOrmMessages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const l = this.listener;
+    this.listener = null;
+    await l?.close();
+  }
+
+  async now(): Promise<number> {
+    this.open();
+    return this.ctx.db.tx((x) => this.ctx.now(x));
+  }
+
+  async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {
+    this.open();
+    if (tasks.length === 0) return [];
+    const c = this.ctx;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await c.db.tx(async (x) => {
+          const now = await c.now(x);
+          const keys = [...new Set(tasks.map((t) => t.idempotencyKey).filter((k): k is string => k !== null))];
+          const existing = new Map<string, Task>();
+          if (keys.length > 0) {
+            const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND idempotency_key IN (${list(keys)})`);
+            for (const r of rows) existing.set(String(r.idempotency_key), rowToTask(r));
+          }
+          const fresh: NewTask[] = [];
+          const firstOfKey = new Map<string, NewTask>();
+          for (const t of tasks) {
+            if (t.idempotencyKey === null) fresh.push(t);
+            else if (!existing.has(t.idempotencyKey) && !firstOfKey.has(t.idempotencyKey)) {
+              firstOfKey.set(t.idempotencyKey, t);
+              fresh.push(t);
+            }
+          }
+          const seqs = await insertTasks(x, c, now, fresh);
+          const made = new Map<NewTask, Task>(fresh.map((t) => [t, this.newTaskRecord(t, now, seqs.get(t.id)!)]));
+          if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));
+          return tasks.map((t): CreateResult => {
+            const own = made.get(t);
+            if (own) return { task: clone(own), created: true };
+            const k = t.idempotencyKey!;
+            const prior = existing.get(k) ?? made.get(firstOfKey.get(k)!)!;
+            return { task: clone(prior), created: false };
+          });
+        });
+      } catch (e) {
+        if (attempt >= 5 || !c.d.isUniqueViolation(e)) throw e;
+      }
+    }
+  }
+
+  private newTaskRecord(n: NewTask, now: number, seq: number): Task {
+    return {
+      id: n.id,
+      idempotencyKey: n.idempotencyKey,
+      type: n.type,
+      payload: n.payload === undefined ? null : n.payload,
+      priority: n.priority,
+      providerKey: n.providerKey,
+      accountId: n.accountId,
+      tenantId: n.tenantId,
+      concurrencyKey: n.concurrencyKey,
+      runAt: now + n.delayMs,
+      deadlineAt: n.timeoutMs === null ? null : now + n.timeoutMs,
+      createdAt: now,
+      seq,
+      status: TaskStatus.PENDING_SUBMIT,
+      version: 1,
+      attempts: 0,
+      maxAttempts: n.maxAttempts,
+      idempotent: n.idempotent,
+      leaseOwner: null,
+      leaseId: null,
+      leaseUntil: null,
+      result: null,
+      error: null,
+      externalId: null,
+      nextPollAt: null,
+      pollErrors: 0,
+      cancelRequested: false,
+      updatedAt: now,
+      finishedAt: null,
+    };
+  }
+
+  get(id: string): Promise<Task | null> {
+    this.open();
+    return getTask(this.ctx, id);
+  }
+
+  list(query: ListQuery): Promise<Task[]> {
+    this.open();
+    return listTasks(this.ctx, query);
+  }
+
+  claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
+    this.open();
+    return claimSubmissions(this.ctx, request);
+  }
+
+  claimPolls(request: ClaimRequest): Promise<Task[]> {
+    this.open();
+    return claimPolls(this.ctx, request);
+  }
+
+  renewLease(fence: Fence, leaseMs: number): Promise<Task> {
+    this.open();
+    const now = this.ctx.nowSql();
+    return fencedWrite(this.ctx, fence, { set: sql`lease_until = ${now} + ${leaseMs}`, from: LIVE, release: false, op: 'renewLease' });
+  }
+
+  markSubmitted(fence: Fence, outcome: SubmittedOutcome): Promise<Task> {
+    this.open();
+    const now = this.ctx.nowSql();
+    return fencedWrite(this.ctx, fence, {
+      set: sql`status = ${outcome.status}, external_id = ${outcome.externalId}, next_poll_at = ${now} + ${outcome.pollDelayMs},
+        lease_owner = NULL, lease_id = NULL, lease_until = NULL`,
+      from: [TaskStatus.SUBMITTING],
+      release: false,
+      op: 'markSubmitted',
+    });
+  }
+
+  recordPoll(fence: Fence, outcome: PollOutcome): Promise<Task> {
+    this.open();
+    const now = this.ctx.nowSql();
+    const error = outcome.error === undefined ? sql`` : sql`, error = ${outcome.error}`;
+    return fencedWrite(this.ctx, fence, {
+      set: sql`status = ${outcome.status}, next_poll_at = ${now} + ${outcome.nextPollDelayMs}, poll_errors = ${outcome.pollErrors},
+        lease_owner = NULL, lease_id = NULL, lease_until = NULL${error}`,
+      from: [TaskStatus.SUBMITTED, TaskStatus.RUNNING],
+      release: false,
+      op: 'recordPoll',
+    });
+  }
+
+  complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+    this.open();
+    const now = this.ctx.nowSql();
+    const result = outcome.result === undefined ? null : JSON.stringify(outcome.result);
+    return fencedWrite(this.ctx, fence, {
+      set: sql`status = ${outcome.status}, result = ${result}, error = ${outcome.error ?? null}, finished_at = ${now},
+        lease_owner = NULL, lease_id = NULL, lease_until = NULL`,
+      from: LIVE,
+      release: true,
+      op: 'complete',
+    });
+  }
+
+  retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
+    this.open();
+    const c = this.ctx;
+    const k1 =
+      this.agingIntervalMs > 0
+        ? sql`CASE WHEN cancel_requested = 1 THEN k1 ELSE (${c.nowSql()} + ${outcome.delayMs}) - CAST(priority AS BIGINT) * ${this.agingIntervalMs} END`
+        : sql`k1`;
+    // Assignments read the row as it was (MySQL reads updated columns: k1, status, finished_at come before the columns they read change).
+    return fencedWrite(c, fence, {
+      set: sql`k1 = ${k1},
+        finished_at = CASE WHEN cancel_requested = 1 THEN ${c.nowSql()} ELSE NULL END,
+        status = CASE WHEN cancel_requested = 1 THEN 'CANCELED' ELSE 'PENDING_SUBMIT' END,
+        attempts = CASE WHEN cancel_requested = 1 THEN attempts ELSE attempts + 1 END,
+        run_at = CASE WHEN cancel_requested = 1 THEN run_at ELSE ${c.nowSql()} + ${outcome.delayMs} END,
+        staged = 1, error = ${outcome.error}, lease_owner = NULL, lease_id = NULL, lease_until = NULL`,
+      from: [TaskStatus.SUBMITTING],
+      release: true,
+      op: 'retry',
+    });
+  }
+
+  recoverExpired(limit: number): Promise<Transition[]> {
+    this.open();
+    return recoverExpired(this.ctx, limit);
+  }
+
+  cancel(id: string): Promise<Task | null> {
+    this.open();
+    return cancelTask(this.ctx, id);
+  }
+
+  changePriority(id: string, priority: number): Promise<Task> {
+    this.open();
+    return changePriority(this.ctx, id, priority);
+  }
+
+  stats(): Promise<QueueStats> {
+    this.open();
+    return stats(this.ctx);
+  }
+
+  getLimits(): Promise<LimitsSnapshot> {
+    this.open();
+    return this.ctx.db.tx((x) => readLimits(x, this.ctx));
+  }
+
+  setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
+    this.open();
+    return setLimits(this.ctx, update);
+  }
+
+  purge(olderThan: number, limit: number): Promise<number> {
+    this.open();
+    return purge(this.ctx, olderThan, limit);
+  }
+
+  /** PostgreSQL only: LISTEN/NOTIFY on a dedicated connection. Other dialects: the worker polls. */
+  get subscribe(): TaskStore['subscribe'] {
+    if (this.ctx.d.kind !== 'postgres') return undefined;
+    return async (listener: () => void) => {
+      this.open();
+      if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
+      return this.listener.add(listener);
+    };
+  }
+
+  private open(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+}
+
+function args(s: ReturnType<typeof sql>): [string, unknown[]] {
+  return [s.text, [...s.params]];
+}
+
+function clone(t: Task): Task {
+  return { ...t, payload: t.payload === null ? null : JSON.parse(JSON.stringify(t.payload)) };
+}
