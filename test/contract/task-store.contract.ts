@@ -22,7 +22,7 @@
  * Rules of the suite: all time comes from the ManualClock (never sleeps), task ids are UUIDs,
  * tasks are created in batches, nothing asserts on timing.
  */
-import { ManualClock, type TaskStore } from 'nestjs-priority-queue';
+import { ManualClock, type TaskStore } from 'nestjs-priority-queue/core';
 import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
 import { createCases } from './cases/create.cases';

@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskStatus } from 'nestjs-priority-queue';
+import { fenceOf, StaleLeaseError, TaskStatus } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, T0 } from '../harness';
 

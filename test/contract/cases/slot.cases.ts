@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskStatus, type NewTask, type QueueStats } from 'nestjs-priority-queue';
+import { fenceOf, StaleLeaseError, TaskStatus, type NewTask, type QueueStats } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import type { Harness } from '../harness';
 import { ids, nonZero } from '../harness';

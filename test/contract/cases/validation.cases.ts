@@ -9,7 +9,7 @@ import {
   ValidationError,
   type LimitUpdate,
   type SubmitInput,
-} from 'nestjs-priority-queue';
+} from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import type { Harness } from '../harness';
 

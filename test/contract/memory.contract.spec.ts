@@ -1,0 +1,9 @@
+import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { describeTaskStoreContract } from './task-store.contract';
+
+describeTaskStoreContract({
+  name: 'memory',
+  async create({ clock, agingIntervalMs }) {
+    return new MemoryTaskStore({ clock, agingIntervalMs });
+  },
+});

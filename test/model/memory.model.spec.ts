@@ -1,0 +1,12 @@
+import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { describeModelBasedTest } from './model-based';
+
+describeModelBasedTest(
+  {
+    name: 'memory',
+    async create({ clock, agingIntervalMs }) {
+      return new MemoryTaskStore({ clock, agingIntervalMs });
+    },
+  },
+  { numRuns: 100, agingRuns: 40 },
+);

@@ -1,0 +1,334 @@
+/**
+ * A plain, obviously-correct reference of the TaskStore semantics (DESIGN §2–§4, the port's doc
+ * comments), for the model-based test. No indexes, no lanes: every task sits in one array and a
+ * claim sorts every due candidate with compareOrder and scans for the first admissible one,
+ * once per batch item. Slots are counted from statuses, the rate with the same gcra() helper.
+ *
+ * Lease ids are the model's own ("m1", "m2", ...); the driver maps them to the store's.
+ * Versions are not modelled (their exact bumps are not the subject here).
+ */
+import {
+  accountKey,
+  compareOrder,
+  effectiveAccountLimit,
+  effectiveBurst,
+  effectiveConcurrencyKeyLimit,
+  effectiveTenantQuota,
+  emptyLimits,
+  emptyProviderLimits,
+  gcra,
+  isInFlight,
+  isTerminal,
+  TaskStatus,
+  type LimitUpdate,
+  type LimitsSnapshot,
+  type NewTask,
+  type Task,
+  type TerminalStatus,
+} from 'nestjs-priority-queue/core';
+
+export type ModelTask = Omit<Task, 'version' | 'updatedAt'>;
+
+export type FencedResult = { ok: true; task: ModelTask } | { ok: false; stale: true };
+
+export class ReferenceModel {
+  readonly tasks: ModelTask[] = [];
+  limits: LimitsSnapshot = emptyLimits();
+  /** GCRA theoretical arrival time per provider; kept across limit changes (like the stores). */
+  private readonly tat = new Map<string, number>();
+  private seq = 0;
+  private leaseSeq = 0;
+
+  constructor(
+    private readonly clock: { now(): number },
+    readonly agingIntervalMs = 0,
+  ) {}
+
+  get now(): number {
+    return this.clock.now();
+  }
+
+  get(id: string): ModelTask | undefined {
+    return this.tasks.find((t) => t.id === id);
+  }
+
+  create(news: readonly NewTask[]): Array<{ id: string; created: boolean }> {
+    const out: Array<{ id: string; created: boolean }> = [];
+    for (const n of news) {
+      const existing = n.idempotencyKey === null ? undefined : this.tasks.find((t) => t.idempotencyKey === n.idempotencyKey);
+      if (existing) {
+        out.push({ id: existing.id, created: false });
+        continue;
+      }
+      const now = this.now;
+      this.tasks.push({
+        id: n.id,
+        idempotencyKey: n.idempotencyKey,
+        type: n.type,
+        payload: n.payload,
+        priority: n.priority,
+        providerKey: n.providerKey,
+        accountId: n.accountId,
+        tenantId: n.tenantId,
+        concurrencyKey: n.concurrencyKey,
+        runAt: now + n.delayMs,
+        deadlineAt: n.timeoutMs === null ? null : now + n.timeoutMs,
+        createdAt: now,
+        seq: ++this.seq,
+        status: TaskStatus.PENDING_SUBMIT,
+        attempts: 0,
+        maxAttempts: n.maxAttempts,
+        idempotent: n.idempotent,
+        leaseOwner: null,
+        leaseId: null,
+        leaseUntil: null,
+        result: null,
+        error: null,
+        externalId: null,
+        nextPollAt: null,
+        pollErrors: 0,
+        cancelRequested: false,
+        finishedAt: null,
+      });
+      out.push({ id: n.id, created: true });
+    }
+    return out;
+  }
+
+  private inFlight(pred: (t: ModelTask) => boolean): number {
+    let n = 0;
+    for (const t of this.tasks) if (isInFlight(t.status) && pred(t)) n++;
+    return n;
+  }
+
+  /** Every limit but the rate; the rate is checked (and spent) last, only when all others pass. */
+  private slotsFree(c: ModelTask): boolean {
+    const p = this.limits.providers[c.providerKey] ?? emptyProviderLimits();
+    if (p.paused) return false;
+    if (c.accountId !== null) {
+      const lim = effectiveAccountLimit(this.limits, c.providerKey, c.accountId);
+      if (lim !== null && this.inFlight((t) => t.providerKey === c.providerKey && t.accountId === c.accountId) >= lim) return false;
+    }
+    if (c.tenantId !== null) {
+      const lim = effectiveTenantQuota(this.limits, c.tenantId);
+      if (lim !== null && this.inFlight((t) => t.tenantId === c.tenantId) >= lim) return false;
+    }
+    if (c.concurrencyKey !== null) {
+      const lim = effectiveConcurrencyKeyLimit(this.limits, c.concurrencyKey);
+      if (this.inFlight((t) => t.concurrencyKey === c.concurrencyKey) >= lim) return false;
+    }
+    return true;
+  }
+
+  private takeToken(providerKey: string): boolean {
+    const p = this.limits.providers[providerKey] ?? emptyProviderLimits();
+    if (p.qps === null) return true;
+    const d = gcra(this.tat.get(providerKey) ?? 0, this.now, p.qps, effectiveBurst(p));
+    if (!d.allowed) return false;
+    this.tat.set(providerKey, d.tat);
+    return true;
+  }
+
+  claimSubmissions(limit: number, leaseMs: number, owner: string): { claimed: ModelTask[]; timedOut: ModelTask[] } {
+    const claimed: ModelTask[] = [];
+    const timedOut: ModelTask[] = [];
+    const now = this.now;
+    while (claimed.length < limit) {
+      const candidates = this.tasks
+        .filter((t) => t.status === TaskStatus.PENDING_SUBMIT && t.runAt <= now)
+        .sort((a, b) => compareOrder(a, b, this.agingIntervalMs));
+      let picked: ModelTask | null = null;
+      for (const c of candidates) {
+        if (c.deadlineAt !== null && c.deadlineAt <= now) {
+          this.finish(c, TaskStatus.TIMED_OUT);
+          timedOut.push(c);
+          continue;
+        }
+        if (this.slotsFree(c) && this.takeToken(c.providerKey)) {
+          picked = c;
+          break;
+        }
+      }
+      if (!picked) break;
+      picked.status = TaskStatus.SUBMITTING;
+      this.lease(picked, owner, leaseMs);
+      claimed.push(picked);
+    }
+    return { claimed: claimed.map(copy), timedOut: timedOut.map(copy) };
+  }
+
+  claimPolls(limit: number, leaseMs: number, owner: string): ModelTask[] {
+    const now = this.now;
+    const due = this.tasks
+      .filter(
+        (t) =>
+          (t.status === TaskStatus.SUBMITTED || t.status === TaskStatus.RUNNING) &&
+          ((t.nextPollAt !== null && t.nextPollAt <= now) || t.cancelRequested) &&
+          (t.leaseUntil === null || t.leaseUntil <= now),
+      )
+      .sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0) || a.seq - b.seq)
+      .slice(0, limit);
+    for (const t of due) this.lease(t, owner, leaseMs);
+    return due.map(copy);
+  }
+
+  private lease(t: ModelTask, owner: string, leaseMs: number): void {
+    t.leaseOwner = owner;
+    t.leaseId = `m${++this.leaseSeq}`;
+    t.leaseUntil = this.now + leaseMs;
+  }
+
+  private clearLease(t: ModelTask): void {
+    t.leaseOwner = null;
+    t.leaseId = null;
+    t.leaseUntil = null;
+  }
+
+  private finish(t: ModelTask, status: TerminalStatus): void {
+    t.status = status;
+    t.finishedAt = this.now;
+    this.clearLease(t);
+  }
+
+  private fenced(id: string, leaseId: string, apply: (t: ModelTask) => void): FencedResult {
+    const t = this.get(id);
+    if (!t || t.leaseId !== leaseId) return { ok: false, stale: true };
+    apply(t);
+    return { ok: true, task: copy(t) };
+  }
+
+  renewLease(id: string, leaseId: string, leaseMs: number): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      t.leaseUntil = this.now + leaseMs;
+    });
+  }
+
+  markSubmitted(id: string, leaseId: string, externalId: string, status: TaskStatus.SUBMITTED | TaskStatus.RUNNING, pollDelayMs: number): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      t.status = status;
+      t.externalId = externalId;
+      t.nextPollAt = this.now + pollDelayMs;
+      this.clearLease(t);
+    });
+  }
+
+  recordPoll(id: string, leaseId: string, status: TaskStatus.SUBMITTED | TaskStatus.RUNNING, nextPollDelayMs: number, pollErrors: number): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      t.status = status;
+      t.nextPollAt = this.now + nextPollDelayMs;
+      t.pollErrors = pollErrors;
+      this.clearLease(t);
+    });
+  }
+
+  complete(id: string, leaseId: string, status: TerminalStatus, result: unknown, error: string | null): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      t.result = result ?? null;
+      t.error = error;
+      this.finish(t, status);
+    });
+  }
+
+  retry(id: string, leaseId: string, delayMs: number, error: string): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      if (t.cancelRequested) {
+        this.finish(t, TaskStatus.CANCELED);
+        return;
+      }
+      t.status = TaskStatus.PENDING_SUBMIT;
+      t.attempts += 1;
+      t.runAt = this.now + delayMs;
+      t.error = error;
+      this.clearLease(t);
+    });
+  }
+
+  recoverExpired(): Array<{ id: string; from: TaskStatus; to: TaskStatus }> {
+    const now = this.now;
+    const out: Array<{ id: string; from: TaskStatus; to: TaskStatus }> = [];
+    for (const t of this.tasks) {
+      const expired = t.leaseUntil !== null && t.leaseUntil <= now;
+      const from = t.status;
+      if (t.status === TaskStatus.SUBMITTING && expired) {
+        if (!t.idempotent) this.finish(t, TaskStatus.SUBMIT_UNKNOWN);
+        else if (t.cancelRequested) this.finish(t, TaskStatus.CANCELED);
+        else if (t.attempts + 1 >= t.maxAttempts) {
+          t.attempts += 1;
+          this.finish(t, TaskStatus.FAILED);
+        } else {
+          t.attempts += 1;
+          t.status = TaskStatus.PENDING_SUBMIT;
+          this.clearLease(t);
+        }
+        out.push({ id: t.id, from, to: t.status });
+      } else if ((t.status === TaskStatus.SUBMITTED || t.status === TaskStatus.RUNNING) && expired) {
+        this.clearLease(t);
+      }
+      const live = t.leaseUntil !== null && t.leaseUntil > now;
+      if (!isTerminal(t.status) && t.deadlineAt !== null && t.deadlineAt <= now && !live) {
+        const f = t.status;
+        this.finish(t, TaskStatus.TIMED_OUT);
+        out.push({ id: t.id, from: f, to: TaskStatus.TIMED_OUT });
+      }
+    }
+    return out;
+  }
+
+  cancel(id: string): ModelTask | null {
+    const t = this.get(id);
+    if (!t) return null;
+    if (t.status === TaskStatus.PENDING_SUBMIT) this.finish(t, TaskStatus.CANCELED);
+    else if (isInFlight(t.status)) t.cancelRequested = true;
+    return copy(t);
+  }
+
+  changePriority(id: string, priority: number): 'ok' | 'invalid' | 'notfound' {
+    const t = this.get(id);
+    if (!t) return 'notfound';
+    if (t.status !== TaskStatus.PENDING_SUBMIT) return 'invalid';
+    t.priority = priority;
+    return 'ok';
+  }
+
+  setLimits(u: LimitUpdate): void {
+    const l = this.limits;
+    switch (u.kind) {
+      case 'provider': {
+        const p = { ...(l.providers[u.providerKey] ?? emptyProviderLimits()) };
+        if (u.paused !== undefined) p.paused = u.paused;
+        if (u.qps !== undefined) p.qps = u.qps;
+        if (u.burst !== undefined) p.burst = u.burst;
+        if (u.accountConcurrency !== undefined) p.accountConcurrency = u.accountConcurrency;
+        l.providers[u.providerKey] = p;
+        return;
+      }
+      case 'account': {
+        const k = accountKey(u.providerKey, u.accountId);
+        if (u.concurrency === null) delete l.accounts[k];
+        else l.accounts[k] = { providerKey: u.providerKey, accountId: u.accountId, concurrency: u.concurrency };
+        return;
+      }
+      case 'tenant':
+        if (u.quota === null) delete l.tenants[u.tenantId];
+        else l.tenants[u.tenantId] = u.quota;
+        return;
+      case 'defaultTenant':
+        l.defaultTenantQuota = u.quota;
+        return;
+      case 'concurrencyKey':
+        if (u.limit === null) delete l.concurrencyKeys[u.key];
+        else l.concurrencyKeys[u.key] = u.limit;
+        return;
+    }
+  }
+
+  purge(olderThan: number, limit: number): number {
+    const victims = this.tasks.filter((t) => isTerminal(t.status) && t.finishedAt !== null && t.finishedAt <= olderThan).slice(0, limit);
+    for (const v of victims) this.tasks.splice(this.tasks.indexOf(v), 1);
+    return victims.length;
+  }
+}
+
+function copy(t: ModelTask): ModelTask {
+  return { ...t };
+}
