@@ -3,7 +3,8 @@ import { laneKey } from '../../core/admission';
 
 /**
  * Task hash <-> Task. The hash holds one field per Task property (numbers as decimal strings,
- * booleans as '1' / '0', payload and result as JSON); a null property is an absent field.
+ * booleans as '1' / '0', payload and result as JSON); a null property is an absent field, and
+ * so are attempts / pollErrors / cancelRequested while 0 and updatedAt until the first change.
  * Fields starting with `_` are the store's own (order key, lane id).
  */
 export function hashToObject(flat: readonly string[]): Record<string, string> {
@@ -33,7 +34,7 @@ export function decodeTask(flat: readonly string[]): Task {
     seq: Number(h.seq),
     status: h.status as TaskStatus,
     version: Number(h.version),
-    attempts: Number(h.attempts),
+    attempts: Number(h.attempts ?? 0),
     maxAttempts: Number(h.maxAttempts),
     idempotent: h.idempotent === '1',
     leaseOwner: str(h.leaseOwner),
@@ -45,7 +46,7 @@ export function decodeTask(flat: readonly string[]): Task {
     nextPollAt: num(h.nextPollAt),
     pollErrors: Number(h.pollErrors ?? 0),
     cancelRequested: h.cancelRequested === '1',
-    updatedAt: Number(h.updatedAt),
+    updatedAt: Number(h.updatedAt ?? h.createdAt),
     finishedAt: num(h.finishedAt),
   };
 }

@@ -120,7 +120,15 @@ export class RedisTaskStore implements TaskStore {
     const args: string[] = [String(tasks.length)];
     tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
     if (args.length !== 1 + tasks.length * CREATE_FIELDS_PER_TASK) throw new Error('create: argument layout mismatch');
-    const [nowStr, ...rows] = (await this.run('create', args)) as [string, ...Array<[number, number | Flat]>];
+    let reply: [string, ...Array<[number, number | Flat]>];
+    try {
+      reply = (await this.run('create', args)) as typeof reply;
+    } catch (e) {
+      const dup = e instanceof Error ? /PQ_DUPLICATE (\S+)/.exec(e.message) : null;
+      if (dup) throw new ValidationError(Messages.invalidSubmit(`a task with id "${dup[1]}" already exists`), [`id: duplicate "${dup[1]}"`]);
+      throw e;
+    }
+    const [nowStr, ...rows] = reply;
     const now = Number(nowStr);
     return rows.map(([created, data], i) =>
       created === 1

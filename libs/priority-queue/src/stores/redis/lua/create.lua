@@ -7,7 +7,23 @@
 --          timeoutMs (opt), maxAttempts, idempotent ('1' | '0'), lane id
 -- Returns: { now, r_1 .. r_n } with r_i = { 1, seq } for a created task (the caller builds it
 --          from its input) or { 0, HGETALL of the existing task }.
+--          Error 'PQ_DUPLICATE <id>' (nothing written) when a task to create has the id of an
+--          existing task or of another task of the batch.
 local n = tonumber(ARGV[4])
+
+-- all or none: find conflicts before writing anything
+local keysSeen, idsSeen = {}, {}
+for i = 0, n - 1 do
+  local a = 5 + i * 14
+  local id, ik = ARGV[a], opt(ARGV[a + 1])
+  local existing = ik and (keysSeen[ik] or redis.call('HGET', K.idem, ik))
+  if not (existing and (keysSeen[ik] or redis.call('EXISTS', dk('task', existing)) == 1)) then
+    if idsSeen[id] or redis.call('EXISTS', dk('task', id)) == 1 then fail('PQ_DUPLICATE ' .. id) end
+    idsSeen[id] = true
+    if ik then keysSeen[ik] = true end
+  end
+end
+
 local out = { fmt(NOW) }
 for i = 0, n - 1 do
   local a = 5 + i * 14
@@ -21,24 +37,36 @@ for i = 0, n - 1 do
     local runAt = NOW + tonumber(ARGV[a + 9])
     local lane = ARGV[a + 13]
     local tk = dk('task', id)
-    redis.call('HSET', tk, 'id', id, 'type', ARGV[a + 2], 'payload', ARGV[a + 3], 'priority', fmt(pri),
+    local h = { 'id', id, 'type', ARGV[a + 2], 'payload', ARGV[a + 3], 'priority', fmt(pri),
       'providerKey', ARGV[a + 5], 'runAt', fmt(runAt), 'createdAt', fmt(NOW), 'seq', fmt(seq),
-      'status', PENDING, 'version', '1', 'attempts', '0', 'maxAttempts', ARGV[a + 11],
-      'idempotent', ARGV[a + 12], 'pollErrors', '0', 'cancelRequested', '0', 'updatedAt', fmt(NOW), '_l', lane)
-    local o = { 'idempotencyKey', ik, 'accountId', opt(ARGV[a + 6]), 'tenantId', opt(ARGV[a + 7]),
-      'concurrencyKey', opt(ARGV[a + 8]) }
-    for j = 1, #o, 2 do
-      if o[j + 1] then redis.call('HSET', tk, o[j], o[j + 1]) end
+      'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 11], 'idempotent', ARGV[a + 12], '_l', lane }
+    -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
+    local function put(field, v)
+      if v then
+        h[#h + 1] = field
+        h[#h + 1] = v
+      end
     end
+    put('idempotencyKey', ik)
+    put('accountId', opt(ARGV[a + 6]))
+    put('tenantId', opt(ARGV[a + 7]))
+    put('concurrencyKey', opt(ARGV[a + 8]))
     local timeout = opt(ARGV[a + 10])
-    if timeout then
-      local deadline = NOW + tonumber(timeout)
-      redis.call('HSET', tk, 'deadlineAt', fmt(deadline))
-      redis.call('ZADD', K.deadlines, fmt(deadline), id)
-    end
+    local deadline = timeout and NOW + tonumber(timeout)
+    if deadline then put('deadlineAt', fmt(deadline)) end
+    local due = runAt <= NOW
+    local k = due and orderKey(pri, runAt, NOW, seq)
+    put('_k', k)
+    redis.call('HSET', tk, unpack(h))
+    if deadline then redis.call('ZADD', K.deadlines, fmt(deadline), id) end
     if ik then redis.call('HSET', K.idem, ik, id) end
     moveStatus(id, false, PENDING, fmt(seq), fmt(pri))
-    enqueue(id, pri, runAt, NOW, seq, lane)
+    if due then
+      laneAdd(id, pri, runAt, NOW, seq, lane, k)
+      WOKE = true
+    else
+      redis.call('ZADD', K.delayed, fmt(runAt), id)
+    end
     out[#out + 1] = { 1, seq }
   end
 end

@@ -117,19 +117,26 @@ local function refreshReady(lane)
   end
 end
 
-local function laneAdd(id, pri, runAt, createdAt, seq, lane)
-  local k = orderKey(pri, runAt, createdAt, seq)
-  redis.call('ZADD', dk('lane', lane), 0, k .. id)
-  redis.call('HSET', dk('task', id), '_k', k)
+-- `k` = the task's order key when already computed (and stored in its `_k` field by the caller).
+local function laneAdd(id, pri, runAt, createdAt, seq, lane, k)
+  if not k then
+    k = orderKey(pri, runAt, createdAt, seq)
+    redis.call('HSET', dk('task', id), '_k', k)
+  end
+  local lk = dk('lane', lane)
+  redis.call('ZADD', lk, 0, k .. id)
   redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id)
-  refreshReady(lane)
+  -- only a new head can change the lane's place among the ready lanes
+  if redis.call('ZRANK', lk, k .. id) == 0 then refreshReady(lane) end
 end
 
 local function laneDel(id, lane, k, pri)
-  redis.call('ZREM', dk('lane', lane), k .. id)
+  local lk = dk('lane', lane)
+  local wasHead = redis.call('ZRANK', lk, k .. id) == 0
+  redis.call('ZREM', lk, k .. id)
   redis.call('HDEL', dk('task', id), '_k')
   redis.call('ZREM', dk('due', fmt(pri)), id)
-  refreshReady(lane)
+  if wasHead then refreshReady(lane) end
 end
 
 -- A PENDING_SUBMIT task goes to its lane when due, else to the delayed set.

@@ -24,9 +24,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIM
     elseif f[3] == '1' then
       to = 'CANCELED'
       finalize(id, to)
-    elseif tonumber(f[4]) + 1 >= tonumber(f[5]) then
+    elseif (tonumber(f[4]) or 0) + 1 >= tonumber(f[5]) then
       to = 'FAILED'
-      finalize(id, to, { 'attempts', fmt(tonumber(f[4]) + 1), 'error', 'submit lease expired on the last attempt' })
+      finalize(id, to, { 'attempts', fmt((tonumber(f[4]) or 0) + 1), 'error', 'submit lease expired on the last attempt' })
     else
       to = PENDING
       requeue(id, tonumber(redis.call('HGET', tk, 'runAt')))

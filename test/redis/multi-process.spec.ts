@@ -1,0 +1,138 @@
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { TaskStatus, type LimitUpdate, type Task } from '../../libs/priority-queue/src/core';
+import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
+import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
+import { orderViolations, peakUse, rateViolations, type Interval, type RunLimits } from './support/audit-replay';
+import { PRIORITIES, applyLimits, auditDir, createAll, newConnection, noopTask, pick, seeded, waitTerminal } from './support/fixtures';
+import { readAudit, startWorkerProcess, stopWorkerProcess, type WorkerChild } from './support/worker-pool';
+
+/**
+ * DESIGN §2–§4 across processes: 4 worker processes (core Worker + RedisTaskStore) drain 20,000
+ * no-op tasks over rate-limited providers, accounts, tenants with small limits and concurrency
+ * keys. The audit log (store times) is replayed: every task finished exactly once, none lost, no
+ * limit exceeded at any instant, and no task started while a higher-ranked admissible task
+ * waited longer than one claim round.
+ */
+const TASKS = 20_000;
+const WORKERS = 4;
+const CLAIM_ROUND_SLACK_MS = 25;
+
+const RATE: RunLimits['rate'] = { pA: { qps: 1500, burst: 4 }, pB: { qps: 900, burst: 2 } };
+const LIMITS: LimitUpdate[] = [
+  { kind: 'provider', providerKey: 'pA', qps: 1500, burst: 4, accountConcurrency: 6 },
+  { kind: 'provider', providerKey: 'pB', qps: 900, burst: 2, accountConcurrency: 4 },
+  { kind: 'provider', providerKey: 'pC', accountConcurrency: 3 },
+  { kind: 'account', providerKey: 'pB', accountId: 'a1', concurrency: 1 },
+  { kind: 'tenant', tenantId: 't1', quota: 6 },
+  { kind: 'tenant', tenantId: 't2', quota: 2 },
+  { kind: 'defaultTenant', quota: 8 },
+  { kind: 'concurrencyKey', key: 'k2', limit: 2 },
+];
+const slotLimit = (r: string): number | null => {
+  const [kind, a, b] = r.split(':');
+  if (kind === 'a') return a === 'pB' && b === 'a1' ? 1 : ({ pA: 6, pB: 4, pC: 3 } as Record<string, number>)[a];
+  if (kind === 't') return ({ t1: 6, t2: 2 } as Record<string, number>)[a] ?? 8;
+  if (kind === 'c') return a === 'k2' ? 2 : 1;
+  return null;
+};
+
+describe('Redis store: 4 worker processes, 20,000 tasks, audit replay', () => {
+  let server: RedisServerHandle;
+  let conn: Redis;
+  let store: RedisTaskStore;
+  const workers: WorkerChild[] = [];
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    conn = newConnection(server.url);
+    store = new RedisTaskStore({ connection: conn, prefix: 'mp' });
+    await store.init();
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => stopWorkerProcess(w)));
+    await store?.close();
+    conn?.disconnect();
+    await server?.stop();
+  });
+
+  it('finishes every task exactly once within every limit and in order', async () => {
+    await applyLimits(store, LIMITS);
+    const r = seeded(20240601);
+    const inputs = Array.from({ length: TASKS }, () =>
+      noopTask({
+        priority: PRIORITIES[Math.floor(r() * PRIORITIES.length)],
+        providerKey: pick(r, [['pA', 4], ['pB', 3], ['pC', 3]] as const),
+        accountId: pick(r, [['a1', 3], ['a2', 3], ['a3', 3], [null, 1]] as const),
+        tenantId: pick(r, [['t1', 25], ['t2', 8], ['t3', 30], ['t4', 27], [null, 10]] as const),
+        concurrencyKey: pick(r, [[null, 82], ['k1', 6], ['k2', 8], ['k3', 4]] as const),
+      }),
+    );
+    const created = await createAll(store, inputs);
+    const byId = new Map<string, Task>(created.map((t) => [t.id, t]));
+
+    const dir = auditDir();
+    workers.push(
+      ...(await Promise.all(
+        Array.from({ length: WORKERS }, (_, i) =>
+          startWorkerProcess({
+            url: server.url,
+            prefix: 'mp',
+            auditPath: join(dir, `worker-${i}.log`),
+            leaseMs: 20_000,
+            concurrency: 16,
+            handlerMs: 0,
+          }),
+        ),
+      )),
+    );
+    await waitTerminal(store, TASKS, 150_000);
+    await Promise.all(workers.map((w) => stopWorkerProcess(w)));
+
+    // the store: all succeeded, no slot left in use
+    const stats = await store.stats();
+    expect(stats.byStatus[TaskStatus.SUCCEEDED]).toBe(TASKS);
+    expect(stats.inFlightByProvider).toEqual({});
+    expect(stats.inFlightByAccount).toEqual([]);
+    expect(stats.inFlightByTenant).toEqual({});
+    expect(stats.inFlightByConcurrencyKey).toEqual({});
+
+    // the audit: one start and one finish per task, by workers of several processes
+    const audit = readAudit(workers.map((w) => w.auditPath));
+    const starts = new Map<string, number[]>();
+    const finishes = new Map<string, number[]>();
+    for (const a of audit) {
+      if (a.kind === 'S') starts.set(a.id, [...(starts.get(a.id) ?? []), a.time]);
+      if (a.kind === 'F') {
+        expect(a.status).toBe(TaskStatus.SUCCEEDED);
+        finishes.set(a.id, [...(finishes.get(a.id) ?? []), a.time]);
+      }
+    }
+    expect(starts.size).toBe(TASKS);
+    expect(finishes.size).toBe(TASKS);
+    expect([...starts.values()].filter((s) => s.length !== 1)).toEqual([]);
+    expect([...finishes.values()].filter((s) => s.length !== 1)).toEqual([]);
+    expect(new Set(audit.filter((a) => a.kind === 'S').map((a) => a.worker)).size).toBe(WORKERS);
+
+    const intervals: Interval[] = [...starts.entries()].map(([id, [start]]) => ({
+      task: byId.get(id)!,
+      start,
+      finish: finishes.get(id)![0],
+    }));
+    expect(intervals.every((iv) => iv.task && iv.finish >= iv.start)).toBe(true);
+
+    // no limit exceeded at any instant (and the limits were really reached)
+    const peaks = peakUse(intervals);
+    const over = [...peaks].filter(([res, peak]) => peak > (slotLimit(res) ?? Infinity));
+    expect(over).toEqual([]);
+    expect(peaks.get('t:t2')).toBe(2);
+    expect(peaks.get('a:pB:a1')).toBe(1);
+    const startsByProvider = new Map<string, number[]>();
+    for (const iv of intervals) startsByProvider.set(iv.task.providerKey, [...(startsByProvider.get(iv.task.providerKey) ?? []), iv.start]);
+    expect(rateViolations(startsByProvider, RATE)).toEqual([]);
+
+    // order: no higher-ranked admissible task waited longer than a claim round
+    expect(orderViolations(intervals, { rate: RATE, slotLimit }, CLAIM_ROUND_SLACK_MS)).toEqual([]);
+  }, 240_000);
+});
