@@ -20,8 +20,7 @@ export class StoreContext {
   /** The store clock inside a statement: the injected clock as a parameter, else the server's. */
   nowSql(): Sql {
     if (!this.clock) return new Sql(this.d.nowMs, []);
-    const cast = this.d.kind === 'postgres' ? 'CAST(? AS BIGINT)' : this.d.kind === 'mysql' ? 'CAST(? AS SIGNED)' : '?';
-    return new Sql(cast, [this.clock.now()]);
+    return new Sql(this.d.kind === 'sqlite' ? '?' : this.d.castBigint('?'), [this.clock.now()]);
   }
 
   /** The store clock read once (one round trip unless a clock was injected). */

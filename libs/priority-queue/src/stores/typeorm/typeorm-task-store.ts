@@ -265,7 +265,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const c = this.ctx;
     const k1 =
       this.agingIntervalMs > 0
-        ? sql`CASE WHEN cancel_requested = 1 THEN k1 ELSE (${c.nowSql()} + ${outcome.delayMs}) - CAST(priority AS BIGINT) * ${this.agingIntervalMs} END`
+        ? sql`CASE WHEN cancel_requested = 1 THEN k1 ELSE (${c.nowSql()} + ${outcome.delayMs}) - ${raw(c.d.castBigint('priority'))} * ${this.agingIntervalMs} END`
         : sql`k1`;
     // Assignments read the row as it was (MySQL reads updated columns: k1, status, finished_at come before the columns they read change).
     return fencedWrite(c, fence, {

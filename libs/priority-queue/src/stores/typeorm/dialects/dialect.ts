@@ -14,6 +14,8 @@ export interface Dialect {
   readonly rowLocks: boolean;
   /** SQL text with `?` placeholders rewritten for the driver. */
   placeholders(sql: string): string;
+  /** CAST of an expression to a 64-bit integer. */
+  castBigint(expr: string): string;
   /** `a || b` in the dialect. */
   concat(...parts: string[]): string;
   /** A bigint parameter (pg / mysql take decimal strings; better-sqlite3 takes a BigInt). */

@@ -8,6 +8,7 @@ export const mysqlDialect: Dialect = {
   returning: false,
   rowLocks: true,
   placeholders: (sql) => sql,
+  castBigint: (expr) => `CAST(${expr} AS SIGNED)`,
   concat: (...parts) => `CONCAT(${parts.join(', ')})`,
   big: (v) => v.toString(),
   onConflictUpdate: (_conflict, update) => `ON DUPLICATE KEY UPDATE ${update.map((c) => `${c} = VALUES(${c})`).join(', ')}`,

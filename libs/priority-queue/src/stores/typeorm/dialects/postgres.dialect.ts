@@ -10,6 +10,7 @@ export const postgresDialect: Dialect = {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
   },
+  castBigint: (expr) => `CAST(${expr} AS BIGINT)`,
   concat: (...parts) => parts.join(' || '),
   big: (v) => v.toString(),
   onConflictUpdate: (conflict, update) =>

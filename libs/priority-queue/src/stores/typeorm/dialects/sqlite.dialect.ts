@@ -7,6 +7,7 @@ export const sqliteDialect: Dialect = {
   returning: true,
   rowLocks: false,
   placeholders: (sql) => sql,
+  castBigint: (expr) => `CAST(${expr} AS INTEGER)`,
   concat: (...parts) => parts.join(' || '),
   big: (v) => v,
   onConflictUpdate: (conflict, update) =>
