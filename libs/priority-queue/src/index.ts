@@ -1,1 +1,3 @@
 export * from './core';
+export * from './nest';
+export { MemoryTaskStore } from './stores/memory';

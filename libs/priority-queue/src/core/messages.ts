@@ -29,6 +29,12 @@ export const Messages = {
   shuttingDown: () => `The worker is shutting down and accepts no new work.`,
   idempotencyConflict: (key: string, existingType: string, type: string) =>
     `Idempotency key "${key}" already belongs to a task of type "${existingType}", not "${type}". Use a key unique per logical operation.`,
+  scheduleModuleMissing: () =>
+    `PriorityQueueModule workers need @nestjs/schedule: import ScheduleModule.forRoot() once in your root module (the library never imports it itself), or set workers: { enabled: false } in a producer-only process.`,
+  unknownStoreType: (type: unknown) =>
+    `Unknown store type ${String(type)}: use { type: 'memory' }, { type: 'redis', connection }, { type: 'typeorm', dataSource }, or pass a TaskStore instance.`,
+  driverMissing: (driver: string, store: string) =>
+    `The ${store} store needs the "${driver}" package: npm install ${driver}.`,
   invalidState: (id: string, status: string, operation: string) =>
     `Task ${id} is ${status}: ${operation} does not apply in that status. Nothing was changed.`,
 } as const;

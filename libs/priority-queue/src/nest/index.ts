@@ -1,0 +1,10 @@
+export * from './priority-queue.module';
+export * from './priority-queue.options';
+export * from './priority-queue.constants';
+export { PRIORITY_QUEUE_OPTIONS } from './priority-queue.module-definition';
+export * from './priority-task.decorator';
+export * from './task-manager.service';
+export * from './admission-guard.service';
+export * from './inject-task-store.decorator';
+export * from './priority-queue.orchestrator';
+export * from './priority-queue.metrics';
