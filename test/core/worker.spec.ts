@@ -1,0 +1,217 @@
+import {
+  ManualClock,
+  NotSubmittedError,
+  PermanentError,
+  PriorityQueue,
+  TaskEvents,
+  TaskStatus,
+  TaskTypeRegistry,
+  Worker,
+  type TaskEvent,
+  type TaskHandler,
+  type TaskTypeOptions,
+} from 'nestjs-priority-queue/core';
+import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+
+/** A worker driven by hand (tick + whenIdle) over the memory store and a manual clock. */
+function setup(handler: TaskHandler, options: TaskTypeOptions = {}, workerOpts: Partial<ConstructorParameters<typeof Worker>[0]> = {}) {
+  const clock = new ManualClock();
+  const store = new MemoryTaskStore({ clock });
+  const registry = new TaskTypeRegistry();
+  registry.register('job', { backoff: { baseMs: 1000, maxMs: 8000 }, pollIntervalMs: 500, ...options }, handler, 'TestHandler');
+  const events = new TaskEvents();
+  const seen: TaskEvent[] = [];
+  events.on((e) => seen.push(e));
+  const queue = new PriorityQueue({ store, registry, events });
+  const worker = new Worker({ store, registry, events, concurrency: 4, random: () => 0.5, ...workerOpts });
+  const step = async () => {
+    const n = await worker.tick();
+    await worker.whenIdle();
+    return n;
+  };
+  return { clock, store, queue, worker, step, seen };
+}
+
+describe('Worker', () => {
+  it('retries an idempotent submit error with exponential back-off, then fails at maxAttempts', async () => {
+    let calls = 0;
+    const { clock, queue, step } = setup({ run: () => { calls++; throw new Error(`boom ${calls}`); } }, { maxAttempts: 3 });
+    const t = await queue.submit({ type: 'job' });
+    await step();
+    let cur = (await queue.get(t.id))!;
+    expect(cur.status).toBe(TaskStatus.PENDING_SUBMIT);
+    expect(cur.attempts).toBe(1);
+    expect(cur.runAt - clock.now()).toBe(750); // base 1000, equal jitter at 0.5
+    expect(await step()).toBe(0); // not due yet
+    clock.advance(750);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur.attempts).toBe(2);
+    expect(cur.runAt - clock.now()).toBe(1500); // base * 2 = 2000, jittered to 1500
+    clock.advance(1500);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur.status).toBe(TaskStatus.FAILED);
+    expect(cur.error).toBe('boom 3');
+    expect(calls).toBe(3);
+  });
+
+  it('a non-idempotent submit error becomes SUBMIT_UNKNOWN, unless the provider never saw it', async () => {
+    let mode: 'unknown' | 'never' = 'never';
+    const { clock, queue, step } = setup(
+      { run: () => { throw mode === 'never' ? new NotSubmittedError('429', 200) : new Error('socket hang up'); } },
+      { idempotent: false },
+    );
+    const t = await queue.submit({ type: 'job' });
+    await step();
+    let cur = (await queue.get(t.id))!;
+    expect(cur.status).toBe(TaskStatus.PENDING_SUBMIT);
+    expect(cur.runAt - clock.now()).toBe(200); // retryAfterMs wins over the back-off
+    mode = 'unknown';
+    clock.advance(200);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur.status).toBe(TaskStatus.SUBMIT_UNKNOWN);
+    expect(cur.error).toBe('socket hang up');
+  });
+
+  it('a PermanentError fails at once', async () => {
+    const { queue, step } = setup({ run: () => { throw new PermanentError('bad document'); } });
+    const t = await queue.submit({ type: 'job' });
+    await step();
+    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.FAILED, error: 'bad document', attempts: 0 });
+  });
+
+  it('polls a provider task with the handler delay, backs off on poll errors, and finishes', async () => {
+    const answers: Array<() => unknown> = [
+      () => ({ done: false, nextPollMs: 100 }),
+      () => { throw new Error('provider 503'); },
+      () => { throw new Error('provider 503'); },
+      () => ({ done: true, result: { pages: 3 } }),
+    ];
+    const { clock, queue, step, seen } = setup({ submit: () => 'ext-1', poll: () => answers.shift()!() as never });
+    const t = await queue.submit({ type: 'job' });
+    await step();
+    let cur = (await queue.get(t.id))!;
+    expect(cur).toMatchObject({ status: TaskStatus.SUBMITTED, externalId: 'ext-1', nextPollAt: clock.now() + 500 });
+    clock.advance(500);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur).toMatchObject({ status: TaskStatus.RUNNING, nextPollAt: clock.now() + 100 });
+    clock.advance(100);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur.pollErrors).toBe(1);
+    expect(cur.nextPollAt! - clock.now()).toBe(375); // 500 * 2^0 jittered
+    clock.advance(375);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur.pollErrors).toBe(2);
+    expect(cur.nextPollAt! - clock.now()).toBe(750); // doubled
+    clock.advance(750);
+    await step();
+    cur = (await queue.get(t.id))!;
+    expect(cur).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { pages: 3 } });
+    expect(seen.filter((e) => e.taskId === t.id).map((e) => e.to)).toEqual([
+      TaskStatus.PENDING_SUBMIT,
+      TaskStatus.SUBMITTING,
+      TaskStatus.SUBMITTED,
+      TaskStatus.RUNNING,
+      TaskStatus.SUCCEEDED,
+    ]);
+  });
+
+  it('cancels a submitted task through the handler without another poll', async () => {
+    const cancelled: string[] = [];
+    let polls = 0;
+    const { queue, step } = setup({
+      submit: () => 'ext-9',
+      poll: () => { polls++; return { done: false }; },
+      cancel: ({ externalId }) => { cancelled.push(externalId); },
+    });
+    const t = await queue.submit({ type: 'job' });
+    await step();
+    await queue.cancel(t.id);
+    await step(); // cancel-requested tasks are claimed at once, not at nextPollAt
+    expect((await queue.get(t.id))!.status).toBe(TaskStatus.CANCELED);
+    expect(cancelled).toEqual(['ext-9']);
+    expect(polls).toBe(0);
+  });
+
+  it('renews the lease while a slow handler runs, so recovery does not take the task away', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { clock, queue, worker, store } = setup({ run: () => gate.then(() => 'ok') }, {}, { leaseMs: 90 });
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 40)); // a renewal every 30 ms of real time
+      clock.advance(25); // store time moves slower than real time: a late timer cannot fail the test
+      expect(await store.recoverExpired(10)).toEqual([]);
+    }
+    release();
+    await worker.whenIdle();
+    expect((await queue.get(t.id))!.status).toBe(TaskStatus.SUCCEEDED);
+  });
+
+  it('aborts the handler and drops its write when the lease was lost', async () => {
+    let signal!: AbortSignal;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { clock, queue, worker, store } = setup({ run: (ctx) => { signal = ctx.signal; return gate.then(() => 'late'); } }, {}, { leaseMs: 60 });
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    clock.advance(61); // the lease expires before any renewal (renewals run every 20 ms of real time)
+    const recovered = await store.recoverExpired(10);
+    expect(recovered.map((r) => r.to)).toEqual([TaskStatus.PENDING_SUBMIT]);
+    await new Promise((r) => setTimeout(r, 30)); // the next renewal is refused
+    expect(signal.aborted).toBe(true);
+    release();
+    await worker.whenIdle();
+    const cur = (await queue.get(t.id))!;
+    expect(cur.status).toBe(TaskStatus.PENDING_SUBMIT); // the stale result was not written
+    expect(cur.attempts).toBe(1);
+  });
+
+  it('stop() waits for running handlers within the grace period and hands back the rest', async () => {
+    let releaseFast!: () => void;
+    const fast = new Promise<void>((r) => (releaseFast = r));
+    const { queue, worker } = setup(
+      { run: ({ payload }) => ((payload as { slow: boolean }).slow ? new Promise(() => undefined) : fast.then(() => 'done')) },
+      {},
+      { shutdownGraceMs: 50 },
+    );
+    const a = await queue.submit({ type: 'job', payload: { slow: false } });
+    const b = await queue.submit({ type: 'job', payload: { slow: true } });
+    await worker.tick();
+    expect(worker.running).toBe(2);
+    const stopped = worker.stop();
+    releaseFast();
+    await stopped;
+    expect((await queue.get(a.id))!.status).toBe(TaskStatus.SUCCEEDED);
+    expect((await queue.get(b.id))!.status).toBe(TaskStatus.PENDING_SUBMIT); // handed back for another worker
+    expect(await worker.tick()).toBe(0); // a stopped worker claims nothing
+  });
+
+  it('runs at most `concurrency` handlers at once', async () => {
+    let active = 0;
+    let peak = 0;
+    const { queue, worker } = setup({
+      run: async () => {
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise((r) => setTimeout(r, 5));
+        active--;
+      },
+    });
+    await queue.submitMany(Array.from({ length: 20 }, () => ({ type: 'job' })));
+    for (let i = 0; i < 20; i++) await worker.tick();
+    await worker.whenIdle();
+    for (let i = 0; i < 10; i++) {
+      await worker.tick();
+      await worker.whenIdle();
+    }
+    expect(peak).toBe(4);
+    expect((await queue.stats()).byStatus.SUCCEEDED).toBe(20);
+  });
+});
