@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { TaskStatus, type LimitUpdate, type Task } from '../../libs/priority-queue/src/core';
+import { INT32_MAX, TaskStatus, type LimitUpdate, type Task } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
 import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { orderViolations, peakUse, rateViolations, type Interval, type RunLimits } from './support/audit-replay';
@@ -12,9 +12,13 @@ import { readAudit, startWorkerProcess, stopWorkerProcess, type WorkerChild } fr
  * no-op tasks over rate-limited providers, accounts, tenants with small limits and concurrency
  * keys. The audit log (store times) is replayed: every task finished exactly once, none lost, no
  * limit exceeded at any instant, and no task started while a higher-ranked admissible task
- * waited longer than one claim round.
+ * waited longer than one claim round. The top-priority tasks sit on a paused provider until
+ * everything else is done (no head-of-line blocking), then drain once it resumes.
  */
 const TASKS = 20_000;
+/** Tasks of the top priority on a provider paused until the rest is done: a store with
+ * head-of-line blocking would never start anything else. */
+const PAUSED_TASKS = 300;
 const WORKERS = 4;
 const CLAIM_ROUND_SLACK_MS = 25;
 
@@ -28,6 +32,7 @@ const LIMITS: LimitUpdate[] = [
   { kind: 'tenant', tenantId: 't2', quota: 2 },
   { kind: 'defaultTenant', quota: 8 },
   { kind: 'concurrencyKey', key: 'k2', limit: 2 },
+  { kind: 'provider', providerKey: 'pZ', paused: true },
 ];
 const slotLimit = (r: string): number | null => {
   const [kind, a, b] = r.split(':');
@@ -60,15 +65,18 @@ describe('Redis store: 4 worker processes, 20,000 tasks, audit replay', () => {
   it('finishes every task exactly once within every limit and in order', async () => {
     await applyLimits(store, LIMITS);
     const r = seeded(20240601);
-    const inputs = Array.from({ length: TASKS }, () =>
+    const inputs = Array.from({ length: TASKS - PAUSED_TASKS }, () =>
       noopTask({
         priority: PRIORITIES[Math.floor(r() * PRIORITIES.length)],
         providerKey: pick(r, [['pA', 4], ['pB', 3], ['pC', 3]] as const),
-        accountId: pick(r, [['a1', 3], ['a2', 3], ['a3', 3], [null, 1]] as const),
-        tenantId: pick(r, [['t1', 25], ['t2', 8], ['t3', 30], ['t4', 27], [null, 10]] as const),
-        concurrencyKey: pick(r, [[null, 82], ['k1', 6], ['k2', 8], ['k3', 4]] as const),
+        accountId: pick(r, [['a1', 1], ['a2', 4], ['a3', 4], [null, 1]] as const),
+        tenantId: pick(r, [['t1', 25], ['t2', 5], ['t3', 33], ['t4', 27], [null, 10]] as const),
+        concurrencyKey: pick(r, [[null, 91], ['k1', 3], ['k2', 4], ['k3', 2]] as const),
       }),
     );
+    for (let i = 0; i < PAUSED_TASKS; i++) {
+      inputs.splice(Math.floor(r() * inputs.length), 0, noopTask({ priority: INT32_MAX, providerKey: 'pZ', tenantId: 't1' }));
+    }
     const created = await createAll(store, inputs);
     const byId = new Map<string, Task>(created.map((t) => [t.id, t]));
 
@@ -87,7 +95,14 @@ describe('Redis store: 4 worker processes, 20,000 tasks, audit replay', () => {
         ),
       )),
     );
-    await waitTerminal(store, TASKS, 150_000);
+    await waitTerminal(store, TASKS - PAUSED_TASKS, 150_000);
+    const waiting = await store.stats();
+    expect(waiting.byStatus[TaskStatus.PENDING_SUBMIT]).toBe(PAUSED_TASKS);
+    expect(waiting.pending).toEqual([expect.objectContaining({ priority: INT32_MAX, count: PAUSED_TASKS })]);
+    const pausedUntil = await store.now();
+    await store.setLimits({ kind: 'provider', providerKey: 'pZ', paused: false });
+    const resumedAt = await store.now();
+    await waitTerminal(store, TASKS, 60_000);
     await Promise.all(workers.map((w) => stopWorkerProcess(w)));
 
     // the store: all succeeded, no slot left in use
@@ -131,8 +146,9 @@ describe('Redis store: 4 worker processes, 20,000 tasks, audit replay', () => {
     const startsByProvider = new Map<string, number[]>();
     for (const iv of intervals) startsByProvider.set(iv.task.providerKey, [...(startsByProvider.get(iv.task.providerKey) ?? []), iv.start]);
     expect(rateViolations(startsByProvider, RATE)).toEqual([]);
+    expect(intervals.filter((iv) => iv.task.providerKey === 'pZ' && iv.start < pausedUntil)).toEqual([]);
 
     // order: no higher-ranked admissible task waited longer than a claim round
-    expect(orderViolations(intervals, { rate: RATE, slotLimit }, CLAIM_ROUND_SLACK_MS)).toEqual([]);
+    expect(orderViolations(intervals, { rate: RATE, slotLimit, pausedUntil: { pZ: resumedAt } }, CLAIM_ROUND_SLACK_MS)).toEqual([]);
   }, 240_000);
 });

@@ -11,6 +11,8 @@ export interface RunLimits {
   rate: Record<string, { qps: number; burst: number }>;
   /** slot limit of a resource ('a:provider:account', 't:tenant', 'c:key'), or null = none */
   slotLimit(resource: string): number | null;
+  /** providerKey -> store time it was resumed (paused before) */
+  pausedUntil?: Record<string, number>;
 }
 
 export function resourcesOf(t: Pick<Task, 'providerKey' | 'accountId' | 'tenantId' | 'concurrencyKey'>): string[] {
@@ -202,6 +204,8 @@ export function orderViolations(intervals: readonly Interval[], limits: RunLimit
       if (compareOrder(y.task, x.task, agingIntervalMs) >= 0) continue;
       const a = t - slackMs;
       const b = t + slackMs;
+      const paused = limits.pausedUntil?.[y.task.providerKey];
+      if (paused !== undefined && a <= paused) continue;
       if (rateBlocked(y.task.providerKey, a, b)) continue;
       if (resourcesOf(y.task).some((r) => slotBlocked(r, a, b))) continue;
       if (out.length < 10) {
