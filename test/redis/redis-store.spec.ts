@@ -1,0 +1,174 @@
+import Redis from 'ioredis';
+import {
+  ManualClock,
+  MAX_AGING_INTERVAL_MS,
+  INT32_MAX,
+  INT32_MIN,
+  TaskStatus,
+  ValidationError,
+  encodeOrderKey,
+  fenceOf,
+  laneKey,
+  type Task,
+} from '../../libs/priority-queue/src/core';
+import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
+import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
+import { noopTask, seeded } from './support/fixtures';
+
+/** What only the Redis store has: key layout, Lua order keys, scripts cache, clock, pub/sub. */
+describe('RedisTaskStore specifics', () => {
+  let server: RedisServerHandle;
+  let conn: Redis;
+  let n = 0;
+  const opened: RedisTaskStore[] = [];
+  const open = async (opts: { prefix?: string; queue?: string; clock?: ManualClock; agingIntervalMs?: number } = {}) => {
+    const s = new RedisTaskStore({ connection: conn, prefix: opts.prefix ?? `spec${++n}`, ...opts });
+    opened.push(s);
+    await s.init();
+    return s;
+  };
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    conn = new Redis(server.url, { maxRetriesPerRequest: 3 });
+  }, 120_000);
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+  afterAll(async () => {
+    conn?.disconnect();
+    await server?.stop();
+  });
+
+  async function laneMembers(store: RedisTaskStore, t: Task): Promise<string[]> {
+    return conn.zrange(`${store.keys.base}lane:${laneKey(t)}`, 0, -1);
+  }
+
+  it.each([0, 1, 60_000, MAX_AGING_INTERVAL_MS])(
+    'order keys written by Lua equal core encodeOrderKey byte for byte (aging %d)',
+    async (aging) => {
+      const r = seeded(aging + 7);
+      const clock = new ManualClock(0);
+      const store = await open({ clock, agingIntervalMs: aging });
+      const times = [-(2 ** 51), -1_700_000_000_123, -1, 0, 1, 1_700_000_000_000, 2 ** 51 - 1e6];
+      const priorities = [INT32_MIN, INT32_MIN + 1, -65_536, -65_535, -1, 0, 1, 65_535, 65_536, INT32_MAX - 1, INT32_MAX];
+      const created: Task[] = [];
+      for (const t of times) {
+        clock.set(t);
+        const batch = Array.from({ length: 12 }, (_, i) =>
+          noopTask({ priority: i < priorities.length ? priorities[i] : Math.floor(r() * 2 ** 32) - 2 ** 31 }),
+        );
+        created.push(...(await store.create(batch)).map((x) => x.task));
+      }
+      const members = new Set(await laneMembers(store, created[0]));
+      expect(members.size).toBe(created.length);
+      for (const t of created) expect(members.has(encodeOrderKey(t, aging) + t.id)).toBe(true);
+      // and after a priority change (key recomputed in Lua)
+      const moved = await store.changePriority(created[5].id, INT32_MIN);
+      expect(await laneMembers(store, moved)).toContain(encodeOrderKey(moved, aging) + moved.id);
+    },
+  );
+
+  it('every key of a queue carries the hash tag {prefix:queue} (one cluster slot)', async () => {
+    const clock = new ManualClock();
+    const store = await open({ prefix: 'tagged', queue: 'q1', clock });
+    await store.setLimits({ kind: 'provider', providerKey: 'p', qps: 1, accountConcurrency: 1 });
+    await store.setLimits({ kind: 'tenant', tenantId: 't', quota: 1 });
+    await store.create([
+      noopTask({ accountId: 'a', tenantId: 't', concurrencyKey: 'c', idempotencyKey: 'i', timeoutMs: 60_000 }),
+      noopTask({ accountId: 'a', tenantId: 't', concurrencyKey: 'c' }),
+      noopTask({ delayMs: 5000 }),
+    ]);
+    const [t] = (await store.claimSubmissions({ owner: 'w', limit: 5, leaseMs: 1000 })).claimed;
+    await store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED });
+    const keys = await conn.keys('*tagged*');
+    expect(keys.length).toBeGreaterThan(15);
+    for (const k of keys) {
+      const open = k.indexOf('{');
+      expect(k.slice(open, k.indexOf('}', open) + 1)).toBe('{tagged:q1}');
+    }
+    expect(() => new RedisTaskStore({ connection: conn, prefix: 'a{b' })).toThrow(ValidationError);
+  });
+
+  it('prefixes isolate applications sharing one Redis', async () => {
+    const clock = new ManualClock();
+    const a = await open({ prefix: 'appA', clock });
+    const b = await open({ prefix: 'appB', clock });
+    const [{ task }] = await a.create([noopTask({ idempotencyKey: 'same' })]);
+    expect(await b.get(task.id)).toBeNull();
+    expect((await b.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed).toEqual([]);
+    expect((await b.stats()).byStatus[TaskStatus.PENDING_SUBMIT]).toBe(0);
+    const [other] = await b.create([noopTask({ idempotencyKey: 'same' })]);
+    expect(other.created).toBe(true);
+    expect((await a.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed.map((t) => t.id)).toEqual([task.id]);
+  });
+
+  it('refuses to reopen a queue with another aging interval (its order index depends on it)', async () => {
+    await open({ prefix: 'aging', agingIntervalMs: 1000 });
+    const other = new RedisTaskStore({ connection: conn, prefix: 'aging', agingIntervalMs: 0 });
+    await expect(other.init()).rejects.toThrow(ValidationError);
+  });
+
+  it('reloads its scripts after the server lost them (SCRIPT FLUSH, restart, failover)', async () => {
+    const store = await open({ clock: new ManualClock() });
+    await conn.script('FLUSH');
+    const [{ task }] = await store.create([noopTask({})]);
+    await conn.script('FLUSH');
+    expect((await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 1000 })).claimed.map((t) => t.id)).toEqual([task.id]);
+  });
+
+  it('uses the Redis TIME as its clock when none is given', async () => {
+    const store = await open();
+    const [s1] = await conn.time();
+    const [{ task }] = await store.create([noopTask({ delayMs: 250, timeoutMs: 1000 })]);
+    const [s2] = await conn.time();
+    expect(task.createdAt).toBeGreaterThanOrEqual(Number(s1) * 1000);
+    expect(task.createdAt).toBeLessThanOrEqual((Number(s2) + 1) * 1000);
+    expect(task.runAt).toBe(task.createdAt + 250);
+    expect(task.deadlineAt).toBe(task.createdAt + 1000);
+    const now = await store.now();
+    expect(Math.abs(now - task.createdAt)).toBeLessThan(60_000);
+  });
+
+  it('claimSubmissions tells when to come back: the next delayed runAt or the next rate token', async () => {
+    const clock = new ManualClock();
+    const store = await open({ clock });
+    const [{ task: later }] = await store.create([noopTask({ delayMs: 5000 })]);
+    let claim = await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 1000 });
+    expect(claim.claimed).toEqual([]);
+    expect(claim.nextWakeAt).toBe(later.runAt);
+
+    await store.setLimits({ kind: 'provider', providerKey: 'r', qps: 4 });
+    await store.create([noopTask({ providerKey: 'r' }), noopTask({ providerKey: 'r' })]);
+    claim = await store.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 1000 });
+    expect(claim.claimed).toHaveLength(1);
+    expect(claim.nextWakeAt).toBe(clock.now() + 250);
+    clock.advance(250);
+    expect((await store.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 1000 })).claimed).toHaveLength(1);
+  });
+
+  it('publishes a wake to subscribers when work is created or a slot frees', async () => {
+    const clock = new ManualClock();
+    const producer = await open({ prefix: 'wake', clock });
+    const consumer = await open({ prefix: 'wake', clock });
+    const bystander = await open({ prefix: 'wake-other', clock });
+    let wakes = 0;
+    let foreign = 0;
+    const unsubscribe = await consumer.subscribe(() => wakes++);
+    const unsubscribeForeign = await bystander.subscribe(() => foreign++);
+    const waitFor = async (cond: () => boolean) => {
+      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(cond()).toBe(true);
+    };
+
+    await producer.create([noopTask({ concurrencyKey: 'k' }), noopTask({ concurrencyKey: 'k' })]);
+    await waitFor(() => wakes >= 1);
+    const [held] = (await consumer.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 1000 })).claimed;
+    const before = wakes;
+    await producer.complete(fenceOf(held), { status: TaskStatus.SUCCEEDED }); // frees k: the second task's lane unparks
+    await waitFor(() => wakes > before);
+    await unsubscribe();
+    await unsubscribeForeign();
+    expect(foreign).toBe(0);
+  });
+});
