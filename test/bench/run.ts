@@ -25,10 +25,11 @@ interface Args {
   scenarios: string[] | null;
   seed: number;
   record: boolean;
+  repeat: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, targets: null, scenarios: null, seed: 42, record: true };
+  const args: Args = { quick: false, targets: null, scenarios: null, seed: 42, record: true, repeat: 1 };
   for (const a of argv) {
     const [k, v] = a.split('=');
     if (k === '--quick') args.quick = true;
@@ -36,10 +37,11 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--scenarios') args.scenarios = v.split(',');
     else if (k === '--seed') args.seed = Number(v);
     else if (k === '--no-record') args.record = false;
+    else if (k === '--repeat') args.repeat = Math.max(1, Number(v) || 1);
     else if (k === '--help' || k === '-h') {
       console.log(
         'npm run bench [-- --quick] [--targets=' + TARGETS.map((t) => t.id).join(',') + '] [--scenarios=' +
-          SCENARIOS.map((s) => s.id).join(',') + '] [--seed=42] [--no-record]',
+          SCENARIOS.map((s) => s.id).join(',') + '] [--seed=42] [--repeat=1] [--no-record]',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
@@ -76,11 +78,20 @@ async function main(): Promise<void> {
       }
     }
     for (const scenario of scenarios) {
-      for (const entry of chosen) {
-        const target = targets.get(entry.id);
-        if (!target || !scenario.applies(target)) continue;
-        cells.push(...(await runOne(scenario, target, sizes, args.seed, runId, servers.env)));
+      // With --repeat, rounds alternate the target order and each cell keeps its best value:
+      // other load on the machine only ever makes a figure worse.
+      const rounds: Cell[][] = [];
+      for (let round = 0; round < args.repeat; round++) {
+        const order = round % 2 === 0 ? chosen : [...chosen].reverse();
+        const got: Cell[] = [];
+        for (const entry of order) {
+          const target = targets.get(entry.id);
+          if (!target || !scenario.applies(target)) continue;
+          got.push(...(await runOne(scenario, target, sizes, args.seed, runId, servers.env)));
+        }
+        rounds.push(got);
       }
+      cells.push(...bestOf(rounds));
     }
   } finally {
     for (const t of targets.values()) await t.close().catch((e) => log(`${t.id}: close failed (${firstLine(e)})`));
@@ -135,6 +146,42 @@ async function runOne(scenario: Scenario, target: BenchTarget, sizes: typeof FUL
     log(`${scenario.id} / ${target.id}: FAILED ${firstLine(e)}`);
     return scenario.metrics(sizes, target).map((m) => ({ ...m, value: null, target: target.id, scenario: scenario.id, error: firstLine(e) }));
   }
+}
+
+/** Per target and metric, the best value over the rounds (violations: the worst); growth factors re-derived. */
+function bestOf(rounds: Cell[][]): Cell[] {
+  if (rounds.length === 1) return rounds[0];
+  const groups = new Map<string, Cell[]>();
+  for (const c of rounds.flat()) {
+    const key = `${c.target}\u0000${c.metric}`;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  const out: Cell[] = [];
+  for (const list of groups.values()) {
+    const ok = list.filter((c) => !c.error && c.value !== null);
+    if (ok.length === 0) {
+      out.push(list[0]);
+      continue;
+    }
+    const pick = ok.reduce((a, b) => {
+      const av = a.value!;
+      const bv = b.value!;
+      if (a.better === 'higher') return bv > av ? b : a;
+      if (a.better === 'lower') return bv < av ? b : a;
+      return bv > av ? b : a;
+    });
+    out.push({ ...pick, rounds: ok.map((c) => c.value!) });
+  }
+  // growth factors from the best per-level costs, not the best of the per-round factors
+  for (const c of out) {
+    if (c.metric !== 'backlog.growth' && c.metric !== 'backlog.terminal-growth') continue;
+    const levels = out.filter((x) => x.target === c.target && /^backlog\.\d+$/.test(x.metric)).sort((a, b) => Number(a.metric.slice(8)) - Number(b.metric.slice(8)));
+    const first = levels[0]?.value;
+    const num = c.metric === 'backlog.growth' ? levels[levels.length - 1]?.value : out.find((x) => x.target === c.target && x.metric === 'backlog.terminal')?.value;
+    if (first && num) c.value = num / first;
+    c.rounds = undefined;
+  }
+  return out;
 }
 
 function collectRows(cells: Cell[], scenarios: readonly Scenario[], sizes: typeof FULL, targets: BenchTarget[]): RowKey[] {

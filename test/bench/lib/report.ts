@@ -7,6 +7,8 @@ export interface Cell extends Measurement {
   target: string;
   scenario: string;
   error?: string;
+  /** With --repeat: the value of every round (the cell keeps the best). */
+  rounds?: number[];
 }
 
 export interface Column {
@@ -91,6 +93,7 @@ export function appendResults(dir: string, facts: RunFacts, cells: Cell[], targe
       value: c.value,
       unit: c.unit,
       ...(c.note ? { note: c.note } : {}),
+      ...(c.rounds ? { rounds: c.rounds } : {}),
       ...(c.error ? { error: c.error } : {}),
     });
   });

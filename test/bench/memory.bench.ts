@@ -1,0 +1,183 @@
+/**
+ * Benchmark of the memory store (GitHub issue 2, item 3): `npm run bench:memory`.
+ *
+ * Everything goes through PriorityQueue (validation included) except claims and completions,
+ * which are the worker's store calls. Fixed seed; tasks over random priorities (-1000..1000) and
+ * 1,000 accounts of one provider with an account concurrency limit (so admission is checked on
+ * every claim). Targets:
+ *   submit one by one (awaited)      >= 100,000 tasks/s
+ *   submitMany (batches of 10,000)   >= 200,000 tasks/s
+ *   claim + complete (batches)       >= 150,000 tasks/s
+ *   per-claim cost at 1,000,000 pending <= 1.5 x the cost at 1,000 pending
+ *
+ * Options (env): BENCH_PENDING (default 1,000,000), BENCH_ONE (one-by-one submits, default
+ * 200,000), BENCH_CLAIMS (claims per cost measurement, default 50,000), BENCH_BATCH (claim batch,
+ * default 64). Exit code 1 when a target is missed.
+ */
+import { MemoryTaskStore, PriorityQueue, TaskStatus, TaskTypeRegistry, type SubmitInput, type Task } from 'nestjs-priority-queue';
+import { seededRandom } from './lib/rng';
+
+const PENDING = Number(process.env.BENCH_PENDING ?? 1_000_000);
+const ONE_BY_ONE = Number(process.env.BENCH_ONE ?? 200_000);
+const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 50_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 64);
+const SMALL_BACKLOG = 1_000;
+const ACCOUNTS = 1_000;
+const SUBMIT_BATCH = 10_000;
+const SEED = 20_240_601;
+
+const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+
+interface Setup {
+  store: MemoryTaskStore;
+  queue: PriorityQueue;
+  input: () => SubmitInput;
+}
+
+async function setup(seed: number): Promise<Setup> {
+  const store = new MemoryTaskStore();
+  await store.init();
+  const registry = new TaskTypeRegistry();
+  registry.register('bench', { providerKey: 'provider' });
+  const queue = new PriorityQueue({ store, registry });
+  await store.setLimits({ kind: 'provider', providerKey: 'provider', accountConcurrency: 50 });
+  const random = seededRandom(seed);
+  let n = 0;
+  const input = (): SubmitInput => ({
+    type: 'bench',
+    priority: Math.floor(random() * 2001) - 1000,
+    accountId: `acc-${Math.floor(random() * ACCOUNTS)}`,
+    payload: { n: ++n, url: 'https://example.test/job' },
+  });
+  return { store, queue, input };
+}
+
+function seconds(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+async function submitMany(s: Setup, count: number): Promise<void> {
+  for (let done = 0; done < count; ) {
+    const k = Math.min(SUBMIT_BATCH, count - done);
+    const inputs = new Array<SubmitInput>(k);
+    for (let i = 0; i < k; i++) inputs[i] = s.input();
+    await s.queue.submitMany(inputs);
+    done += k;
+  }
+}
+
+async function completeAll(store: MemoryTaskStore, tasks: readonly Task[]): Promise<void> {
+  for (const t of tasks) await store.complete({ id: t.id, leaseId: t.leaseId!, version: t.version }, { status: TaskStatus.SUCCEEDED, result: null });
+}
+
+/**
+ * Cost of claims with the backlog kept at `backlog` pending tasks: claim a batch, complete it,
+ * refill (untimed). Returns µs per claimed task for claims alone and claims + completions.
+ */
+async function claimCost(s: Setup, backlog: number, claims: number): Promise<{ claimUs: number; claimCompleteUs: number }> {
+  let claimNs = 0n;
+  let completeNs = 0n;
+  let taken = 0;
+  gc();
+  while (taken < claims) {
+    const t0 = process.hrtime.bigint();
+    const { claimed } = await s.store.claimSubmissions({ owner: 'bench', limit: BATCH, leaseMs: 30_000 });
+    const t1 = process.hrtime.bigint();
+    await completeAll(s.store, claimed);
+    const t2 = process.hrtime.bigint();
+    claimNs += t1 - t0;
+    completeNs += t2 - t1;
+    if (claimed.length === 0) throw new Error('nothing claimable: the benchmark setup is wrong');
+    taken += claimed.length;
+    await submitMany(s, claimed.length); // refill, untimed
+    void backlog;
+  }
+  return { claimUs: Number(claimNs) / 1e3 / taken, claimCompleteUs: Number(claimNs + completeNs) / 1e3 / taken };
+}
+
+interface Row {
+  what: string;
+  value: string;
+  target: string;
+  ok: boolean;
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  const rate = (n: number, s: number) => Math.round(n / s);
+  const fmt = (n: number) => n.toLocaleString('en-US');
+
+  // 1. submit one by one, awaited
+  {
+    const s = await setup(SEED);
+    gc();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < ONE_BY_ONE; i++) await s.queue.submit(s.input());
+    const r = rate(ONE_BY_ONE, seconds(t0));
+    rows.push({ what: `submit one by one (awaited), ${fmt(ONE_BY_ONE)} tasks`, value: `${fmt(r)} tasks/s`, target: '>= 100,000 tasks/s', ok: r >= 100_000 });
+  }
+  gc();
+
+  // 2. submitMany up to the full backlog (this store is reused below)
+  const big = await setup(SEED + 1);
+  {
+    gc();
+    const t0 = process.hrtime.bigint();
+    await submitMany(big, PENDING);
+    const r = rate(PENDING, seconds(t0));
+    rows.push({ what: `submitMany (batches of ${fmt(SUBMIT_BATCH)}) to ${fmt(PENDING)} pending`, value: `${fmt(r)} tasks/s`, target: '>= 200,000 tasks/s', ok: r >= 200_000 });
+  }
+
+  // 3. claim + complete throughput, draining part of the big backlog
+  {
+    const drain = Math.min(200_000, PENDING);
+    gc();
+    const t0 = process.hrtime.bigint();
+    let taken = 0;
+    while (taken < drain) {
+      const { claimed } = await big.store.claimSubmissions({ owner: 'bench', limit: BATCH, leaseMs: 30_000 });
+      if (claimed.length === 0) throw new Error('nothing claimable');
+      await completeAll(big.store, claimed);
+      taken += claimed.length;
+    }
+    const r = rate(taken, seconds(t0));
+    rows.push({ what: `claim + complete (batches of ${BATCH}), ${fmt(taken)} tasks`, value: `${fmt(r)} tasks/s`, target: '>= 150,000 tasks/s', ok: r >= 150_000 });
+    await big.store.purge(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    await submitMany(big, taken); // back to the full backlog
+  }
+
+  // 4. per-claim cost: full backlog vs a small one
+  const small = await setup(SEED + 2);
+  await submitMany(small, SMALL_BACKLOG);
+  await claimCost(small, SMALL_BACKLOG, Math.min(CLAIMS, 10_000)); // warm-up (JIT)
+  const atSmall = await claimCost(small, SMALL_BACKLOG, CLAIMS);
+  const atBig = await claimCost(big, PENDING, CLAIMS);
+  const pendingNow = (await big.store.stats()).byStatus[TaskStatus.PENDING_SUBMIT];
+  const ratio = atBig.claimUs / atSmall.claimUs;
+  const ratio2 = atBig.claimCompleteUs / atSmall.claimCompleteUs;
+  rows.push({ what: `claim cost at ${fmt(SMALL_BACKLOG)} pending`, value: `${atSmall.claimUs.toFixed(3)} µs/task`, target: '', ok: true });
+  rows.push({ what: `claim cost at ${fmt(pendingNow)} pending`, value: `${atBig.claimUs.toFixed(3)} µs/task`, target: '', ok: true });
+  rows.push({ what: 'claim cost ratio (big / small)', value: `${ratio.toFixed(2)}x`, target: '<= 1.5x', ok: ratio <= 1.5 });
+  rows.push({ what: `claim+complete cost at ${fmt(SMALL_BACKLOG)} pending`, value: `${atSmall.claimCompleteUs.toFixed(3)} µs/task`, target: '', ok: true });
+  rows.push({ what: `claim+complete cost at ${fmt(pendingNow)} pending`, value: `${atBig.claimCompleteUs.toFixed(3)} µs/task`, target: '', ok: true });
+  rows.push({ what: 'claim+complete cost ratio (big / small)', value: `${ratio2.toFixed(2)}x`, target: '(info)', ok: true });
+
+  const w1 = Math.max(...rows.map((r) => r.what.length), 10);
+  const w2 = Math.max(...rows.map((r) => r.value.length), 5);
+  const w3 = Math.max(...rows.map((r) => r.target.length), 6);
+  const line = (a: string, b: string, c: string, d: string) => `| ${a.padEnd(w1)} | ${b.padStart(w2)} | ${c.padEnd(w3)} | ${d.padEnd(4)} |`;
+  console.log(`memory store benchmark — node ${process.version}, seed ${SEED}, ${fmt(ACCOUNTS)} accounts, priorities -1000..1000, claim batch ${BATCH}`);
+  console.log(line('measure', 'value', 'target', 'ok'));
+  console.log(line('-'.repeat(w1), '-'.repeat(w2), '-'.repeat(w3), '----'));
+  for (const r of rows) console.log(line(r.what, r.value, r.target, r.target ? (r.ok ? 'yes' : 'NO') : ''));
+  const missed = rows.filter((r) => !r.ok);
+  if (missed.length) {
+    console.log(`missed: ${missed.map((r) => r.what).join('; ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
