@@ -215,3 +215,26 @@ describe('Worker', () => {
     expect((await queue.stats()).byStatus.SUCCEEDED).toBe(20);
   });
 });
+
+describe('Worker and cancel requests', () => {
+  it('keeps the external id of a submit that was cancelled mid-flight, then cancels it at the provider', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const cancelled: string[] = [];
+    const { queue, worker, step } = setup({
+      submit: () => gate.then(() => 'ext-late'),
+      poll: () => ({ done: false }),
+      cancel: ({ externalId }) => { cancelled.push(externalId); },
+    });
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    const requested = await queue.cancel(t.id); // while submit() runs: only a request
+    expect(requested).toMatchObject({ status: TaskStatus.SUBMITTING, cancelRequested: true });
+    release();
+    await worker.whenIdle();
+    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.SUBMITTED, externalId: 'ext-late' });
+    await step();
+    expect((await queue.get(t.id))!.status).toBe(TaskStatus.CANCELED);
+    expect(cancelled).toEqual(['ext-late']);
+  });
+});

@@ -402,15 +402,27 @@ export class Worker {
     }
   }
 
-  /** A fenced write; a stale lease means another worker or the recovery owns the task now. */
+  /**
+   * A fenced write. A stale fence whose lease is still ours means only the version moved (a
+   * cancel request arrived while the handler ran): re-fence once and write, so the outcome (e.g.
+   * the external id) is kept and the cancel is then honoured. Otherwise another worker or the
+   * recovery owns the task now, and the write is dropped.
+   */
   private async write(run: ActiveRun, from: TaskStatus, op: () => Promise<Task>): Promise<void> {
     this.clearRenew(run);
-    try {
-      const t = await op();
-      if (t.status !== from) this.events.emit(t, from);
-    } catch (e) {
-      if (e instanceof StaleLeaseError) return;
-      this.onError(e);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const t = await op();
+        if (t.status !== from) this.events.emit(t, from);
+        return;
+      } catch (e) {
+        if (!(e instanceof StaleLeaseError)) return this.onError(e);
+        if (attempt > 0 || run.lost) return;
+        const current = await this.store.get(run.task.id).catch(() => null);
+        if (!current || current.leaseId !== run.fence.leaseId || current.status !== from) return;
+        run.task = current;
+        run.fence = fenceOf(current);
+      }
     }
   }
 }
