@@ -67,7 +67,11 @@ export class Lane {
   hk2 = 0;
 
   constructor(
+    /** laneKey() of the admission keys. */
     readonly key: string,
+    readonly accountId: string | null,
+    readonly tenantId: string | null,
+    readonly concurrencyKey: string | null,
     readonly provider: ProviderState,
     readonly account: SlotState | null,
     readonly tenant: SlotState | null,
@@ -75,6 +79,45 @@ export class Lane {
     order: OrderMode,
   ) {
     this.heap = new QueueHeap(order.tie);
+  }
+}
+
+type ByKey = Map<string | null, Lane>;
+type ByTenant = Map<string | null, ByKey>;
+type ByAccount = Map<string | null, ByTenant>;
+
+/**
+ * Lanes by their four admission keys: nested maps, so finding the lane of a new task costs four
+ * hash lookups and builds no key string. Empty inner maps are dropped.
+ */
+export class LaneIndex {
+  private readonly root = new Map<string, ByAccount>();
+
+  get(providerKey: string, accountId: string | null, tenantId: string | null, concurrencyKey: string | null): Lane | undefined {
+    return this.root.get(providerKey)?.get(accountId)?.get(tenantId)?.get(concurrencyKey);
+  }
+
+  add(lane: Lane): void {
+    let a = this.root.get(lane.provider.key);
+    if (a === undefined) this.root.set(lane.provider.key, (a = new Map()));
+    let t = a.get(lane.accountId);
+    if (t === undefined) a.set(lane.accountId, (t = new Map()));
+    let k = t.get(lane.tenantId);
+    if (k === undefined) t.set(lane.tenantId, (k = new Map()));
+    k.set(lane.concurrencyKey, lane);
+  }
+
+  delete(lane: Lane): void {
+    const a = this.root.get(lane.provider.key)!;
+    const t = a.get(lane.accountId)!;
+    const k = t.get(lane.tenantId)!;
+    k.delete(lane.concurrencyKey);
+    if (k.size > 0) return;
+    t.delete(lane.tenantId);
+    if (t.size > 0) return;
+    a.delete(lane.accountId);
+    if (a.size > 0) return;
+    this.root.delete(lane.provider.key);
   }
 }
 

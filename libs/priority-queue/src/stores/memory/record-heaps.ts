@@ -13,10 +13,10 @@ export class QueueHeap extends LazyHeap<TaskRecord> {
   }
 }
 
-/** Due tasks of one priority by runAt (for the oldest wait of stats()). */
+/** Due tasks of one priority by runAt (for the oldest wait of stats()); shares the lane entry's token. */
 export class BucketHeap extends LazyHeap<TaskRecord> {
   protected isLive(r: TaskRecord, token: number): boolean {
-    return r.bTok === token;
+    return r.qTok === token;
   }
 }
 

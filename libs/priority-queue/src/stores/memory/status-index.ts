@@ -57,6 +57,15 @@ export class StatusIndex<T extends Indexed> {
     if (--c.live === 0) this.chunks[ci] = undefined;
   }
 
+  /** The first item (by seq) matching `pred`, any status; a full scan. */
+  find(pred: (item: T) => boolean): T | undefined {
+    for (const c of this.chunks) {
+      if (c === undefined) continue;
+      for (const item of c.items) if (item !== undefined && pred(item)) return item;
+    }
+    return undefined;
+  }
+
   /** Up to `limit` items of status code `sc` with seq > afterSeq, by seq ascending. */
   list(sc: number, limit: number, afterSeq: number): T[] {
     const out: T[] = [];

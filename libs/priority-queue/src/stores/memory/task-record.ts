@@ -29,9 +29,10 @@ export const POLL_CANCEL = 2; // cancelRequested: claimable at once
 
 /**
  * The store's own copy of a task: every field of Task plus bookkeeping of the indexes.
- * Never handed out: callers get `toTask(record)`.
+ * Never handed out: callers get `toTask(record)`. Built by `newRecord` as one object literal
+ * (one shape for all records, and V8 can allocate long-lived literals straight in old space).
  */
-export class TaskRecord {
+export interface TaskRecord {
   id: string;
   idempotencyKey: string | null;
   type: string;
@@ -48,70 +49,95 @@ export class TaskRecord {
   deadlineAt: number | null;
   createdAt: number;
   seq: number;
-  status: TaskStatus = TaskStatus.PENDING_SUBMIT;
-  version = 1;
-  attempts = 0;
+  status: TaskStatus;
+  version: number;
+  attempts: number;
   maxAttempts: number;
   idempotent: boolean;
-  leaseOwner: string | null = null;
-  leaseId: string | null = null;
-  leaseUntil: number | null = null;
+  leaseOwner: string | null;
+  leaseId: string | null;
+  leaseUntil: number | null;
   /** As payload / payloadJson. */
-  result: unknown = null;
-  resultJson: string | undefined = undefined;
-  error: string | null = null;
-  externalId: string | null = null;
-  nextPollAt: number | null = null;
-  pollErrors = 0;
-  cancelRequested = false;
+  result: unknown;
+  resultJson: string | undefined;
+  error: string | null;
+  externalId: string | null;
+  nextPollAt: number | null;
+  pollErrors: number;
+  cancelRequested: boolean;
   updatedAt: number;
-  finishedAt: number | null = null;
+  finishedAt: number | null;
 
   // ---- bookkeeping (see memory-task-store.ts) ----
   /** Status code (STATUS_CODE). */
-  sc: number = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
+  sc: number;
   /** The lane of the task's admission keys; held while the task is not terminal, then null. */
   lane: Lane | null;
-  queue = QUEUE_NONE;
-  /** Token of the live entry in the lane heap or the delayed heap (0 = none). */
-  qTok = 0;
-  /** Token of the live entry in the priority bucket's due heap (0 = none). */
-  bTok = 0;
-  deadline = DEADLINE_NONE;
-  dTok = 0;
-  lease = LEASE_NONE;
-  lTok = 0;
-  poll = POLL_NONE;
-  pTok = 0;
+  queue: number;
+  /**
+   * Token of the live entry in the lane heap or the delayed heap (0 = none); a due task's entry
+   * in its priority bucket carries the same token.
+   */
+  qTok: number;
+  deadline: number;
+  dTok: number;
+  lease: number;
+  lTok: number;
+  poll: number;
+  pTok: number;
   /** SUBMITTED / RUNNING whose lease expired but was not cleared yet (see claimPolls). */
-  expiredLease = false;
+  expiredLease: boolean;
+}
 
-  constructor(input: NewTask, now: number, seq: number, lane: Lane) {
-    this.id = input.id;
-    this.idempotencyKey = input.idempotencyKey;
-    this.type = input.type;
-    const payload = input.payload;
-    if (typeof payload === 'object' && payload !== null) {
-      this.payload = undefined;
-      this.payloadJson = JSON.stringify(payload);
-    } else {
-      this.payload = payload;
-      this.payloadJson = undefined;
-    }
-    this.priority = input.priority;
-    this.providerKey = input.providerKey;
-    this.accountId = input.accountId;
-    this.tenantId = input.tenantId;
-    this.concurrencyKey = input.concurrencyKey;
-    this.runAt = now + input.delayMs;
-    this.deadlineAt = input.timeoutMs === null ? null : now + input.timeoutMs;
-    this.createdAt = now;
-    this.seq = seq;
-    this.maxAttempts = input.maxAttempts;
-    this.idempotent = input.idempotent;
-    this.updatedAt = now;
-    this.lane = lane;
-  }
+const SC_NEW = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
+
+export function newRecord(input: NewTask, now: number, seq: number, lane: Lane): TaskRecord {
+  const p = input.payload;
+  const isObject = typeof p === 'object' && p !== null;
+  return {
+    id: input.id,
+    idempotencyKey: input.idempotencyKey,
+    type: input.type,
+    payload: isObject ? undefined : p,
+    payloadJson: isObject ? JSON.stringify(p) : undefined,
+    priority: input.priority,
+    providerKey: input.providerKey,
+    accountId: input.accountId,
+    tenantId: input.tenantId,
+    concurrencyKey: input.concurrencyKey,
+    runAt: now + input.delayMs,
+    deadlineAt: input.timeoutMs === null ? null : now + input.timeoutMs,
+    createdAt: now,
+    seq,
+    status: TaskStatus.PENDING_SUBMIT,
+    version: 1,
+    attempts: 0,
+    maxAttempts: input.maxAttempts,
+    idempotent: input.idempotent,
+    leaseOwner: null,
+    leaseId: null,
+    leaseUntil: null,
+    result: null,
+    resultJson: undefined,
+    error: null,
+    externalId: null,
+    nextPollAt: null,
+    pollErrors: 0,
+    cancelRequested: false,
+    updatedAt: now,
+    finishedAt: null,
+    sc: SC_NEW,
+    lane,
+    queue: QUEUE_NONE,
+    qTok: 0,
+    deadline: DEADLINE_NONE,
+    dTok: 0,
+    lease: LEASE_NONE,
+    lTok: 0,
+    poll: POLL_NONE,
+    pTok: 0,
+    expiredLease: false,
+  };
 }
 
 /** Sets the result: objects are kept serialised, like payloads. */
@@ -131,11 +157,20 @@ export function setResult(r: TaskRecord, result: unknown): void {
  * primitive payload (string, number, boolean, null) is immutable and shared as is.
  */
 export function toTask(r: TaskRecord): Task {
+  return copyWith(r, r.payloadJson === undefined ? r.payload : JSON.parse(r.payloadJson));
+}
+
+/** toTask with a given payload: create hands the caller's own input object back (never stored). */
+export function toCreatedTask(r: TaskRecord, payload: unknown): Task {
+  return copyWith(r, r.payloadJson === undefined ? r.payload : payload);
+}
+
+function copyWith(r: TaskRecord, payload: unknown): Task {
   return {
     id: r.id,
     idempotencyKey: r.idempotencyKey,
     type: r.type,
-    payload: r.payloadJson === undefined ? r.payload : JSON.parse(r.payloadJson),
+    payload,
     priority: r.priority,
     providerKey: r.providerKey,
     accountId: r.accountId,
