@@ -24,6 +24,7 @@ module.exports = {
     '^nestjs-priority-queue$': '<rootDir>/libs/priority-queue/src',
     '^nestjs-priority-queue/(.*)$': '<rootDir>/libs/priority-queue/src/$1',
   },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 60_000,
   maxWorkers: 2,
 };
