@@ -17,11 +17,19 @@ async function evalshaStats(conn: Redis): Promise<{ calls: number; usec: number 
   return { calls, usec };
 }
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const ROUNDS = 60;
+
 async function measure(conn: Redis, pending: number, lanes: number): Promise<void> {
-  const store = new RedisTaskStore({ connection: conn, prefix: `cost${pending}x${lanes}` });
+  const store = new RedisTaskStore({ connection: conn, prefix: `cost${pending}x${lanes}x${Date.now()}` });
   await store.init();
   const r = seeded(pending + lanes);
-  const inputs = Array.from({ length: pending }, () =>
+  const total = pending + ROUNDS * 16;
+  const inputs = Array.from({ length: total }, () =>
     noopTask({
       priority: PRIORITIES[Math.floor(r() * PRIORITIES.length)],
       providerKey: `p${Math.floor(r() * 3)}`,
@@ -31,23 +39,23 @@ async function measure(conn: Redis, pending: number, lanes: number): Promise<voi
   const t0 = Date.now();
   for (let i = 0; i < inputs.length; i += 2000) await store.create(inputs.slice(i, i + 2000));
   const createMs = Date.now() - t0;
-  const rounds = 200;
-  let claimUs = 0;
-  let completeUs = 0;
-  let completes = 0;
-  for (let i = 0; i < rounds; i++) {
+  const claims: number[] = [];
+  const completes: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
     const a = await evalshaStats(conn);
     const { claimed } = await store.claimSubmissions({ owner: 'm', limit: 16, leaseMs: 30_000 });
     const b = await evalshaStats(conn);
-    claimUs += b.usec - a.usec;
-    await Promise.all(claimed.map((t) => store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED })));
-    const c = await evalshaStats(conn);
-    completeUs += c.usec - b.usec;
-    completes += claimed.length;
+    claims.push(b.usec - a.usec);
+    for (const t of claimed) {
+      const c0 = await evalshaStats(conn);
+      await store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED });
+      const c1 = await evalshaStats(conn);
+      completes.push(c1.usec - c0.usec);
+    }
   }
   console.log(
-    `pending ${String(pending).padStart(6)}  lanes ${String(lanes * 3).padStart(4)}  create ${((createMs * 1000) / pending).toFixed(1)} us/task (wall)` +
-      `  claim(16) ${(claimUs / rounds).toFixed(1)} us  complete ${(completeUs / completes).toFixed(1)} us (server)`,
+    `pending ${String(pending).padStart(6)}  lanes ${String(lanes * 3).padStart(4)}  create ${((createMs * 1000) / total).toFixed(1)} us/task (wall)` +
+      `  claim(16) median ${median(claims)} us  complete median ${median(completes)} us (server time)`,
   );
 }
 
@@ -55,9 +63,11 @@ async function measure(conn: Redis, pending: number, lanes: number): Promise<voi
   const srv = await startRedisServer();
   const conn = new Redis(srv.url);
   try {
-    for (const lanes of [1, 100]) {
-      await measure(conn, 1_000 + 200 * 16, lanes);
-      await measure(conn, 100_000, lanes);
+    for (let rep = 0; rep < 2; rep++) {
+      for (const lanes of [1, 100]) {
+        await measure(conn, 1_000, lanes);
+        await measure(conn, 100_000, lanes);
+      }
     }
   } finally {
     conn.disconnect();

@@ -26,36 +26,100 @@ for _, p in ipairs(redis.call('ZRANGEBYSCORE', K.ratewake, '-inf', fmt(NOW))) do
   unpark('r' .. SEP .. p)
 end
 
+-- Limits and counters read once per call and kept up to date here (this script is the only
+-- writer while it runs).
+local provCache, limCache, useCache = {}, {}, {}
+local function providerLimits(prov)
+  local pl = provCache[prov]
+  if not pl then
+    pl = redis.call('HMGET', dk('provider', prov), 'paused', 'qps', 'burst', 'accountConcurrency')
+    pl.tat = tonumber(redis.call('HGET', K.gcra, prov)) or 0
+    provCache[prov] = pl
+  end
+  return pl
+end
+local function limitOf(key, field)
+  local c = limCache[key]
+  if not c then
+    c = {}
+    limCache[key] = c
+  end
+  local v = c[field]
+  if v == nil then
+    v = tonumber(redis.call('HGET', key, field)) or false
+    c[field] = v
+  end
+  return v
+end
+local function inUse(key, field)
+  local c = useCache[key]
+  if not c then
+    c = {}
+    useCache[key] = c
+  end
+  local v = c[field]
+  if v == nil then
+    v = tonumber(redis.call('HGET', key, field)) or 0
+    c[field] = v
+  end
+  return v
+end
+local function use(key, field)
+  local c = useCache[key]
+  if not c then
+    c = {}
+    useCache[key] = c
+  end
+  c[field] = redis.call('HINCRBY', key, field, 1)
+end
+
 -- First limit of a lane without room: returns the resource to park on (and for a rate refusal
 -- the time the next token is due), or nil plus the provider's new GCRA TAT (or nil).
 local function admit(prov, acct, ten, ck)
-  local pl = redis.call('HMGET', dk('provider', prov), 'paused', 'qps', 'burst', 'accountConcurrency')
+  local pl = providerLimits(prov)
   if pl[1] == '1' then return 'p' .. SEP .. prov end
   local qps, tat = tonumber(pl[2]), nil
   if qps then
     local burst = tonumber(pl[3]) or 1
     local interval = 1000 / qps
-    local nxt = math.max(tonumber(redis.call('HGET', K.gcra, prov)) or 0, NOW) + interval
+    local nxt = math.max(pl.tat, NOW) + interval
     if nxt - NOW > burst * interval + 1e-9 then return 'r' .. SEP .. prov, nxt - burst * interval end
     tat = nxt
   end
   if acct then
     local ak = prov .. SEP .. acct
-    local lim = tonumber(redis.call('HGET', K.lim_a, ak)) or tonumber(pl[4])
-    if lim and (tonumber(redis.call('HGET', K.inflight_a, ak)) or 0) >= lim then return 'a' .. SEP .. ak end
+    local lim = limitOf(K.lim_a, ak) or tonumber(pl[4])
+    if lim and inUse(K.inflight_a, ak) >= lim then return 'a' .. SEP .. ak end
   end
   if ten then
-    local lim = tonumber(redis.call('HGET', K.lim_t, ten)) or tonumber(redis.call('HGET', K.lim_meta, 'defaultTenantQuota'))
-    if lim and (tonumber(redis.call('HGET', K.inflight_t, ten)) or 0) >= lim then return 't' .. SEP .. ten end
+    local lim = limitOf(K.lim_t, ten) or limitOf(K.lim_meta, 'defaultTenantQuota')
+    if lim and inUse(K.inflight_t, ten) >= lim then return 't' .. SEP .. ten end
   end
   if ck then
-    local lim = tonumber(redis.call('HGET', K.lim_c, ck)) or 1
-    if (tonumber(redis.call('HGET', K.inflight_c, ck)) or 0) >= lim then return 'c' .. SEP .. ck end
+    local lim = limitOf(K.lim_c, ck) or 1
+    if inUse(K.inflight_c, ck) >= lim then return 'c' .. SEP .. ck end
   end
   return nil, nil, tat
 end
 
+-- The head of a ready lane was taken: the lane moves to its next head, or leaves ready.
+local function advanceLane(lane, readyMember, headMember, pri, id)
+  local lk = dk('lane', lane)
+  redis.call('ZREM', lk, headMember)
+  redis.call('ZREM', dk('due', pri), id)
+  redis.call('ZREM', K.ready, readyMember)
+  local head = redis.call('ZRANGE', lk, 0, 0)[1]
+  if head then
+    local m = string.sub(head, 1, KEYW) .. lane
+    redis.call('ZADD', K.ready, 0, m)
+    redis.call('HSET', K.laneready, lane, m)
+  else
+    redis.call('HDEL', K.laneready, lane)
+  end
+end
+
 local claimed, timedOut = {}, {}
+local leaseUntil = fmt(NOW + leaseMs)
 while not backlog and #claimed < limit do
   local m = redis.call('ZRANGE', K.ready, 0, 0)[1]
   if not m then break end
@@ -63,7 +127,7 @@ while not backlog and #claimed < limit do
   local head = redis.call('ZRANGE', dk('lane', lane), 0, 0)[1]
   local id = string.sub(head, KEYW + 1)
   local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'deadlineAt', 'seq', 'priority')
+  local f = redis.call('HMGET', tk, 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'deadlineAt', 'seq', 'priority', 'version')
   local deadline = tonumber(f[5])
   if deadline and deadline <= NOW then
     if #timedOut >= MAX_TIMEOUTS then break end
@@ -75,12 +139,20 @@ while not backlog and #claimed < limit do
       park(lane, res)
       if retryAt then redis.call('ZADD', K.ratewake, fmt(math.ceil(retryAt)), f[1]) end
     else
-      if tat then redis.call('HSET', K.gcra, f[1], string.format('%.17g', tat)) end
-      laneDel(id, lane, string.sub(head, 1, KEYW), tonumber(f[7]))
+      if tat then
+        provCache[f[1]].tat = tat
+        redis.call('HSET', K.gcra, f[1], string.format('%.17g', tat))
+      end
+      -- the stale `_k` field is harmless: enqueue rewrites or removes it when the task is pending again
+      advanceLane(lane, m, head, f[7], id)
       moveStatus(id, PENDING, SUBMITTING, f[6], f[7])
-      redis.call('HSET', tk, 'status', SUBMITTING)
-      setLease(id, owner, lbase .. (#claimed + 1), leaseMs)
-      takeSlots(f[1], f[2], f[3], f[4])
+      redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. (#claimed + 1),
+        'leaseUntil', leaseUntil, 'updatedAt', fmt(NOW), 'version', fmt(tonumber(f[8]) + 1))
+      redis.call('ZADD', K.leases, leaseUntil, id)
+      redis.call('HINCRBY', K.inflight_p, f[1], 1)
+      if f[2] then use(K.inflight_a, f[1] .. SEP .. f[2]) end
+      if f[3] then use(K.inflight_t, f[3]) end
+      if f[4] then use(K.inflight_c, f[4]) end
       claimed[#claimed + 1] = taskOf(id)
     end
   end

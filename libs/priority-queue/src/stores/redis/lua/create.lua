@@ -66,6 +66,7 @@ for i = 0, n - 1 do
       WOKE = true
     else
       redis.call('ZADD', K.delayed, fmt(runAt), id)
+      WOKE = true -- idle workers learn the new nextWakeAt at once
     end
     out[#out + 1] = { 1, seq }
   end

@@ -145,6 +145,7 @@ local function enqueue(id, pri, runAt, createdAt, seq, lane)
     laneAdd(id, pri, runAt, createdAt, seq, lane)
     WOKE = true
   else
+    redis.call('HDEL', dk('task', id), '_k')
     redis.call('ZADD', K.delayed, fmt(runAt), id)
   end
 end
@@ -198,13 +199,6 @@ local function unparkAll()
 end
 
 -- Admission slots (DESIGN §3): held by SUBMITTING / SUBMITTED / RUNNING tasks.
-local function takeSlots(prov, acct, ten, ck)
-  redis.call('HINCRBY', K.inflight_p, prov, 1)
-  if acct then redis.call('HINCRBY', K.inflight_a, prov .. SEP .. acct, 1) end
-  if ten then redis.call('HINCRBY', K.inflight_t, ten, 1) end
-  if ck then redis.call('HINCRBY', K.inflight_c, ck, 1) end
-end
-
 local function freeSlots(prov, acct, ten, ck)
   hincr(K.inflight_p, prov, -1)
   if acct then
@@ -250,17 +244,20 @@ end
 -- Any status -> terminal `to`: indexes, slots, lease, deadline; `extra` = more fields to set.
 local function finalize(id, to, extra)
   local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'status', 'seq', 'priority')
+  local f = redis.call('HMGET', tk, 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId',
+    'concurrencyKey', 'deadlineAt', 'version')
   local from = f[1]
   if from == PENDING then dequeue(id) end
-  if INFLIGHT[from] then freeSlotsOf(id) end
-  clearLease(id)
-  redis.call('ZREM', K.polls, id)
-  redis.call('ZREM', K.deadlines, id)
+  if INFLIGHT[from] then
+    freeSlots(f[4], f[5], f[6], f[7])
+    clearLease(id)
+    if from ~= SUBMITTING then redis.call('ZREM', K.polls, id) end
+  end
+  if f[8] then redis.call('ZREM', K.deadlines, id) end
   moveStatus(id, from, to, f[2], f[3])
   redis.call('ZADD', K.finished, fmt(NOW), id)
-  redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW), unpack(extra or {}))
-  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),
+    'version', fmt(tonumber(f[9]) + 1), unpack(extra or {}))
 end
 
 -- SUBMITTING -> PENDING_SUBMIT (retry, expired idempotent submit): slots freed, lease cleared.
