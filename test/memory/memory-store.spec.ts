@@ -1,0 +1,241 @@
+import {
+  fenceOf,
+  INT32_MAX,
+  INT32_MIN,
+  ManualClock,
+  MemoryTaskStore,
+  StaleLeaseError,
+  StoreClosedError,
+  TaskStatus,
+  ValidationError,
+  type NewTask,
+  type Task,
+} from 'nestjs-priority-queue';
+import { Harness, ids, T0 } from '../contract/harness';
+
+/** The parts of the store's state these tests look at. */
+interface Internals {
+  ready: { size: number };
+  lanes: { root: Map<string, unknown> };
+  accounts: Map<string, unknown>;
+  tenants: Map<string, unknown>;
+  ckeys: Map<string, unknown>;
+  buckets: Map<number, unknown>;
+  tasks: Map<string, unknown>;
+  byIdempotencyKey: Map<string, unknown>;
+  rateParked: Set<unknown>;
+  expiredPollLeases: Set<unknown>;
+}
+
+function open(agingIntervalMs?: number): { h: Harness; store: MemoryTaskStore; inner: Internals } {
+  const clock = new ManualClock(T0);
+  const store = new MemoryTaskStore({ clock, agingIntervalMs });
+  return { h: new Harness(store, clock), store, inner: store as unknown as Internals };
+}
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('MemoryTaskStore internals', () => {
+  it('validates agingIntervalMs', () => {
+    for (const bad of [-1, 1.5, 1_000_000_001, Number.NaN]) expect(() => new MemoryTaskStore({ agingIntervalMs: bad })).toThrow(ValidationError);
+    expect(new MemoryTaskStore({ agingIntervalMs: 1_000_000_000 }).agingIntervalMs).toBe(1_000_000_000);
+    expect(new MemoryTaskStore().agingIntervalMs).toBe(0);
+  });
+
+  it('parks a refused lane once and leaves it out of later claims until its slot frees', async () => {
+    const { h, inner } = open();
+    const blocked = await h.create(...Array.from({ length: 500 }, (): Partial<NewTask> => ({ concurrencyKey: 'k', priority: 10 })));
+    const free = await h.create({ priority: 0 }, { priority: 0 });
+    const first = await h.claim(3);
+    expect(ids(first)).toEqual([blocked[0].id, free[0].id, free[1].id]);
+    // the 499 refused tasks are one lane, parked on k: nothing left ready
+    expect(inner.ready.size).toBe(0);
+    expect(await h.claim(10)).toEqual([]);
+    await h.complete(first[0]);
+    expect(inner.ready.size).toBe(1);
+    expect(ids(await h.claim(10))).toEqual([blocked[1].id]);
+  });
+
+  it('re-readies parked lanes when a limit is raised or removed and when a provider resumes', async () => {
+    const { h, inner } = open();
+    await h.store.setLimits({ kind: 'tenant', tenantId: 't', quota: 1 });
+    await h.store.setLimits({ kind: 'provider', providerKey: 'q', paused: true });
+    await h.create({ tenantId: 't' }, { tenantId: 't' }, { tenantId: 't', accountId: 'other-lane' }, { providerKey: 'q' });
+    expect(await h.claim(10)).toHaveLength(1);
+    expect(inner.ready.size).toBe(0);
+    await h.store.setLimits({ kind: 'tenant', tenantId: 't', quota: null });
+    expect(inner.ready.size).toBe(2);
+    expect(await h.claim(10)).toHaveLength(2);
+    await h.store.setLimits({ kind: 'provider', providerKey: 'q', burst: 3 }); // still paused
+    expect(await h.claim(10)).toEqual([]);
+    await h.store.setLimits({ kind: 'provider', providerKey: 'q', paused: false });
+    expect(await h.claim(10)).toHaveLength(1);
+  });
+
+  it('a rate-parked provider waits for its retryAt, reported as nextWakeAt (ceil of a fractional time)', async () => {
+    const { h, inner } = open();
+    await h.store.setLimits({ kind: 'provider', providerKey: 'p', qps: 3 }); // 333.33 ms per token
+    await h.create({}, {}, {}, { accountId: 'a' }, { tenantId: 't' });
+    expect(await h.claim(10)).toHaveLength(1);
+    const res = await h.claimRaw(10);
+    expect(res.claimed).toEqual([]);
+    expect(res.nextWakeAt).toBe(T0 + 334);
+    expect(inner.rateParked.size).toBe(1);
+    h.clock.set(T0 + 333);
+    expect(await h.claim(10)).toEqual([]);
+    h.clock.set(T0 + 334);
+    expect(await h.claim(10)).toHaveLength(1);
+  });
+
+  it('nextWakeAt is the earliest delayed runAt when nothing is rate-parked, null when nothing waits', async () => {
+    const { h } = open();
+    expect((await h.claimRaw(5)).nextWakeAt).toBeNull();
+    await h.create({ delayMs: 700 }, { delayMs: 300 });
+    expect((await h.claimRaw(5)).nextWakeAt).toBe(T0 + 300);
+  });
+
+  it('every claim of a batch counts against the next, for each limit kind', async () => {
+    const { h } = open();
+    await h.setLimitsAll([
+      { kind: 'provider', providerKey: 'p', accountConcurrency: 3, qps: 1000, burst: 7 },
+      { kind: 'tenant', tenantId: 't', quota: 2 },
+      { kind: 'concurrencyKey', key: 'k', limit: 4 },
+    ]);
+    await h.create(...Array.from({ length: 10 }, () => ({ accountId: 'a' })));
+    await h.create(...Array.from({ length: 10 }, () => ({ tenantId: 't', providerKey: 'q' })));
+    await h.create(...Array.from({ length: 10 }, () => ({ concurrencyKey: 'k', providerKey: 'r' })));
+    await h.create(...Array.from({ length: 10 }, () => ({})));
+    const got = await h.claim(100);
+    const count = (f: (t: Task) => boolean) => got.filter(f).length;
+    expect(count((t) => t.accountId === 'a')).toBe(3);
+    expect(count((t) => t.tenantId === 't')).toBe(2);
+    expect(count((t) => t.concurrencyKey === 'k')).toBe(4);
+    expect(count((t) => t.providerKey === 'p')).toBe(7); // burst of p: 3 of account a + 4 plain
+  });
+
+  it('int32 extremes order exactly with the largest aging interval', async () => {
+    const T = 1_000_000_000;
+    const { h } = open(T);
+    const [a, b, c] = await h.create({ priority: INT32_MIN }, { priority: INT32_MAX, delayMs: 1 }, { priority: INT32_MAX });
+    h.clock.advance(1);
+    expect(await h.claimIds(5)).toEqual([c.id, b.id, a.id]);
+  });
+
+  it('a poll lease expired but not yet recovered: claimPolls takes the task over; the old holder is fenced out', async () => {
+    const { h, inner } = open();
+    const t = await h.hold();
+    await h.store.markSubmitted(fenceOf(t), { externalId: 'x', status: TaskStatus.RUNNING, pollDelayMs: 0 });
+    const [p1] = await h.store.claimPolls({ owner: 'w1', limit: 5, leaseMs: 100 });
+    h.clock.advance(100);
+    const [p2] = await h.store.claimPolls({ owner: 'w2', limit: 5, leaseMs: 100 });
+    expect(p2.id).toBe(t.id);
+    expect(inner.expiredPollLeases.size).toBe(0);
+    await expect(h.store.recordPoll(fenceOf(p1), { status: TaskStatus.RUNNING, nextPollDelayMs: 0, pollErrors: 0 })).rejects.toBeInstanceOf(StaleLeaseError);
+    await h.store.recordPoll(fenceOf(p2), { status: TaskStatus.RUNNING, nextPollDelayMs: 0, pollErrors: 0 });
+  });
+
+  it('a poll lease seen expired by claimPolls is cleared by recoverExpired; a renewal before that revives it', async () => {
+    const { h, inner } = open();
+    const [t1, t2] = await h.create({}, {});
+    const claimed = await h.claim(2);
+    for (const c of claimed) await h.store.markSubmitted(fenceOf(c), { externalId: 'x', status: TaskStatus.RUNNING, pollDelayMs: 1000 });
+    h.clock.advance(1000);
+    const polls = await h.store.claimPolls({ owner: 'w1', limit: 5, leaseMs: 100 });
+    expect(ids(polls).sort()).toEqual([t1.id, t2.id].sort());
+    h.clock.advance(100);
+    // a claim with limit 0 notices both expired leases without taking them
+    expect(await h.store.claimPolls({ owner: 'w2', limit: 0, leaseMs: 100 })).toEqual([]);
+    expect(inner.expiredPollLeases.size).toBe(2);
+    const revived = await h.store.renewLease(fenceOf(polls.find((p) => p.id === t1.id)!), 500);
+    expect(revived.leaseUntil).toBe(T0 + 1600);
+    expect(inner.expiredPollLeases.size).toBe(1);
+    expect(ids(await h.store.claimPolls({ owner: 'w3', limit: 0, leaseMs: 100 }))).toEqual([]);
+    expect(await h.store.recoverExpired(10)).toEqual([]);
+    expect(inner.expiredPollLeases.size).toBe(0);
+    expect(await h.mustGet(t2.id)).toMatchObject({ leaseId: null, status: TaskStatus.RUNNING });
+    expect(ids(await h.store.claimPolls({ owner: 'w3', limit: 5, leaseMs: 100 }))).toEqual([t2.id]);
+  });
+
+  it('subscribe: listeners are called once per turn after creates, freed slots, limit changes; unsubscribe stops them', async () => {
+    const { h, store } = open();
+    let calls = 0;
+    const off = await store.subscribe(() => calls++);
+    await h.create({}, {});
+    await h.create({});
+    await flush();
+    expect(calls).toBe(1);
+    const [c] = await h.claim(1);
+    await flush();
+    expect(calls).toBe(1); // a claim makes nothing claimable
+    await h.complete(c);
+    await flush();
+    expect(calls).toBe(2);
+    await store.setLimits({ kind: 'provider', providerKey: 'p', paused: false });
+    await flush();
+    expect(calls).toBe(3);
+    await off();
+    await h.create({});
+    await flush();
+    expect(calls).toBe(3);
+  });
+
+  it('a closed store rejects every operation with StoreClosedError', async () => {
+    const { h, store } = open();
+    await h.create({});
+    await store.close();
+    await expect(store.get('x')).rejects.toBeInstanceOf(StoreClosedError);
+    await expect(store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 1 })).rejects.toBeInstanceOf(StoreClosedError);
+    await expect(store.create([])).rejects.toBeInstanceOf(StoreClosedError);
+  });
+
+  it('a create that fails on a taken id leaves every index as before (lanes, counters, keys)', async () => {
+    const { h, inner } = open();
+    const existing = await h.createOne({ accountId: 'a', tenantId: 't', concurrencyKey: 'k', priority: 4 });
+    const before = await h.store.stats();
+    const batch = [
+      h.newTask({ accountId: 'b', tenantId: 'u', concurrencyKey: 'j', idempotencyKey: 'fresh', priority: 9 }),
+      h.newTask({ accountId: 'a', tenantId: 't', concurrencyKey: 'k' }),
+      h.newTask({ id: existing.id, accountId: 'c' }),
+    ];
+    await expect(h.store.create(batch)).rejects.toThrow(/already taken/);
+    expect(await h.store.stats()).toEqual(before);
+    expect(inner.accounts.size).toBe(1);
+    expect(inner.tenants.size).toBe(1);
+    expect(inner.ckeys.size).toBe(1);
+    expect(inner.byIdempotencyKey.size).toBe(0);
+    expect(inner.tasks.size).toBe(1);
+    expect(await h.mustGet(existing.id)).toEqual(existing);
+    expect(await h.claimIds(5)).toEqual([existing.id]);
+  });
+
+  it('leaves no bookkeeping behind once every task finished and was purged', async () => {
+    const { h, inner } = open();
+    await h.store.setLimits({ kind: 'provider', providerKey: 'p', accountConcurrency: 2 });
+    const specs: Partial<NewTask>[] = [];
+    for (let i = 0; i < 60; i++) {
+      specs.push({ accountId: `a${i % 7}`, tenantId: `t${i % 5}`, concurrencyKey: i % 3 ? `k${i}` : null, priority: i % 4, delayMs: (i % 2) * 100, timeoutMs: i % 5 === 0 ? 50 : null });
+    }
+    await h.create(...specs);
+    h.clock.advance(100);
+    for (let round = 0; round < 100; round++) {
+      const res = await h.claimRaw(7);
+      if (res.claimed.length === 0 && res.timedOut.length === 0) break;
+      for (const [i, t] of res.claimed.entries()) {
+        if (i % 3 === 0) {
+          const s = await h.store.markSubmitted(fenceOf(t), { externalId: 'x', status: TaskStatus.SUBMITTED, pollDelayMs: 0 });
+          const [p] = await h.store.claimPolls({ owner: 'w', limit: 1, leaseMs: 10 });
+          expect(p.id).toBe(s.id);
+          await h.complete(p);
+        } else await h.complete(t);
+      }
+    }
+    await h.store.recoverExpired(1000);
+    const stats = await h.store.stats();
+    expect(stats.byStatus[TaskStatus.PENDING_SUBMIT] + stats.byStatus[TaskStatus.SUBMITTING]).toBe(0);
+    expect(await h.store.purge(T0 + 1_000_000, 1000)).toBe(60);
+    expect(inner.tasks.size).toBe(0);
+    expect(inner.lanes.root.size).toBe(0);
+    expect(inner.accounts.size + inner.tenants.size + inner.ckeys.size + inner.buckets.size).toBe(0);
+    expect(inner.ready.size).toBe(0);
+  });
+});

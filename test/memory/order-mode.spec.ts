@@ -1,0 +1,48 @@
+import { compareOrder, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from 'nestjs-priority-queue';
+import { orderMode } from '../../libs/priority-queue/src/stores/memory/order-mode';
+import type { TaskRecord } from '../../libs/priority-queue/src/stores/memory/task-record';
+import { rng } from '../contract/harness';
+
+type Keys = Pick<TaskRecord, 'priority' | 'runAt' | 'createdAt' | 'seq'>;
+
+/** The order of the lane heaps: (k1, k2) ascending, then tie. */
+function modeCompare(T: number, a: Keys, b: Keys): number {
+  const m = orderMode(T);
+  const x = a as TaskRecord;
+  const y = b as TaskRecord;
+  const [a1, b1, a2, b2] = [m.k1(x), m.k1(y), m.k2(x), m.k2(y)];
+  if (a1 !== b1) return a1 < b1 ? -1 : 1;
+  if (a2 !== b2) return a2 < b2 ? -1 : 1;
+  return Math.sign(m.tie(x, y));
+}
+
+describe('order modes of the memory store agree with compareOrder exactly', () => {
+  const extremes = [INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX];
+  const T0 = 1_700_000_000_000;
+  // off, small exact, the 2^20 boundary of the exact double mode, just above it, and the maximum
+  for (const T of [0, 1, 1000, 2 ** 20, 2 ** 20 + 1, 123_456_789, MAX_AGING_INTERVAL_MS]) {
+    it(`T = ${T}`, () => {
+      const r = rng(T + 1);
+      const tasks: Keys[] = [];
+      let seq = 0;
+      for (let i = 0; i < 400; i++) {
+        const priority = r(3) === 0 ? extremes[r(extremes.length)] : r(7) - 3;
+        // runAt differences of 1 ms around keys that tie exactly: runAt = base + k*T
+        const k = r(5) - 2;
+        const runAt = T0 + (r(2) ? k * T : r(3)) + (r(4) === 0 ? -T0 * 2 : 0);
+        tasks.push({ priority, runAt, createdAt: T0 + r(3), seq: ++seq });
+      }
+      // exact ties of the aged key at int32 extremes: runAt - p*T equal, 1 ms off
+      tasks.push({ priority: INT32_MAX, runAt: T0 + T, createdAt: T0, seq: ++seq });
+      tasks.push({ priority: INT32_MAX - 1, runAt: T0, createdAt: T0, seq: ++seq });
+      tasks.push({ priority: INT32_MAX - 1, runAt: T0 + 1, createdAt: T0, seq: ++seq });
+      const wrong: string[] = [];
+      for (const a of tasks) {
+        for (const b of tasks) {
+          if (modeCompare(T, a, b) !== Math.sign(compareOrder(a, b, T))) wrong.push(`${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+        }
+      }
+      expect(wrong.slice(0, 5)).toEqual([]);
+    });
+  }
+});
