@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { compareOrder } from '../../core/order-key';
+import { selectClaims } from './claim-loop';
 import { TaskStatus, type Task } from '../../core/task';
 import type { ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
-import type { Row } from './db';
-import { admissionKeys, consume, refusal } from './lane-admission';
-import { orderOfRow, rowToTask } from './rows';
+import { admissionKeys } from './lane-admission';
+import { laneKeysOf, rowToTask } from './rows';
 import { takeReleases, unparkDueRate } from './sql/apply-releases';
 import { timeOutDueCandidates } from './sql/claim-timeouts';
-import { laneFromRow, laneTasks, readyLanes, writeLanes, type LaneState } from './sql/lanes';
+import { laneTasks, readyLanes, writeLanes, type LaneState } from './sql/lanes';
 import { markClaimed } from './sql/mark-claimed';
 import { mergeDueStaged } from './sql/merge-staged';
 import { nextWakeAt } from './sql/next-wake';
@@ -49,75 +49,23 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       await unparkDueRate(x, c, now);
       await mergeDueStaged(x, c, now);
 
-      const res = (k: string): Resource => resources.get(k)!;
-      const cmp = (a: LaneState, b: LaneState) => compareOrder(a.head!, b.head!, c.aging);
       const lanes = new Map<string, LaneState>();
-      const claimed: Row[] = [];
-      const pageSize = Math.max(32, req.limit * 2);
-      while (claimed.length < req.limit) {
-        const page = await readyLanes(x, c, pageSize);
-        if (page.length === 0) break;
-        const full = page.length === pageSize;
-        const cands: LaneState[] = page.map((r) => {
-          const key = String(r.lane_key);
-          let l = lanes.get(key);
-          if (!l) lanes.set(key, (l = laneFromRow(r)));
-          return l;
-        });
-        const boundary = full ? cands[cands.length - 1].head : null;
-        cands.sort(cmp);
-        await loadResources(x, c, resources, cands.flatMap((l) => admissionKeys(l.keys)));
-        let needMore = false;
-        while (claimed.length < req.limit && cands.length > 0) {
-          const l = cands[0];
-          if (boundary && compareOrder(l.head!, boundary, c.aging) > 0) {
-            needMore = true;
-            break;
-          }
-          if (!l.tasks) {
-            const want = req.limit - claimed.length + 1;
-            l.tasks = await laneTasks(x, c, l.laneKey, want);
-            l.complete = l.tasks.length < want;
-          }
-          if (l.tasks.length === 0) {
-            // Every merged task of the lane left (claimed, canceled, re-prioritised, timed out).
-            l.head = null;
-            l.dirty = true;
-            cands.shift();
-            continue;
-          }
-          const actual = orderOfRow(l.tasks[0]);
-          if (compareOrder(actual, l.head!, c.aging) !== 0) {
-            l.head = actual; // the stored head was a lower bound: re-key and look again
-            l.dirty = true;
-            reinsert(cands, cmp);
-            continue;
-          }
-          const no = refusal(l.keys, res, now);
-          if (no) {
-            l.parkedOn = no.parkOn;
-            l.parkedUntil = no.until;
-            l.dirty = true;
-            cands.shift();
-            continue;
-          }
-          consume(l.keys, res, now);
-          claimed.push(l.tasks.shift()!);
-          l.dirty = true;
-          if (l.tasks.length > 0) {
-            l.head = orderOfRow(l.tasks[0]);
-            reinsert(cands, cmp);
-          } else if (l.complete) {
-            l.head = null;
-            cands.shift();
-          } else {
-            l.tasks = undefined; // read more next time; the claimed key stays a lower bound
-            reinsert(cands, cmp);
-          }
-        }
-        if (!needMore) break;
-        await writeLanes(x, c, lanes.values()); // the next page must see this page's changes
-      }
+      const claimed = await selectClaims(
+        {
+          async page(size, changed, cache) {
+            await writeLanes(x, c, changed); // the page must see this claim's changes
+            const rows = await readyLanes(x, c, size);
+            await loadResources(x, c, cache, rows.flatMap((r) => admissionKeys(laneKeysOf(r))));
+            return rows;
+          },
+          laneTasks: (laneKey, n) => laneTasks(x, c, laneKey, n),
+        },
+        req.limit,
+        now,
+        c.aging,
+        lanes,
+        resources,
+      );
       await writeLanes(x, c, lanes.values());
       await writeResources(x, c, resources.values(), true);
       const leaseUntil = now + req.leaseMs;
@@ -137,17 +85,4 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
     },
     { queueLock: true },
   );
-}
-
-/** Moves cands[0] (whose key grew) to its place; the rest is sorted. */
-function reinsert(cands: LaneState[], cmp: (a: LaneState, b: LaneState) => number): void {
-  const l = cands.shift()!;
-  let lo = 0;
-  let hi = cands.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cmp(cands[mid], l) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  cands.splice(lo, 0, l);
 }

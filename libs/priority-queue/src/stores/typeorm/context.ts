@@ -26,6 +26,7 @@ export class StoreContext {
   /** The store clock read once (one round trip unless a clock was injected). */
   async now(x: Exec): Promise<number> {
     if (this.clock) return this.clock.now();
+    if (x.lockNow !== undefined) return x.lockNow;
     const r = await x.rows<{ now: unknown }>(`SELECT ${this.d.nowMs} AS now`);
     return Number(r[0].now);
   }

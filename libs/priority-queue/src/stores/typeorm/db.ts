@@ -7,6 +7,18 @@ export type Row = Record<string, unknown>;
 export interface Exec {
   rows<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** The server clock read by the statement that took the queue lock (MySQL row lock), if any. */
+  lockNow?: number;
+}
+
+/**
+ * MySQL queue lock as a row lock on the queue's row, taken with the clock in one statement
+ * (`SELECT <now> FROM queues WHERE queue = ? FOR UPDATE`): one round trip instead of GET_LOCK,
+ * RELEASE_LOCK and a clock read. Needs the queue row (created by init()).
+ */
+export interface RowLock {
+  sql: string;
+  params: readonly unknown[];
 }
 
 export interface TxOptions {
@@ -53,7 +65,8 @@ export class Db {
     /** Name of the queue lock (MySQL GET_LOCK, at most 64 characters). */
     private readonly lockName: string,
     /** The two int4 keys of pg_advisory_xact_lock. */
-    private readonly lockKeys: readonly [number, number],
+    readonly lockKeys: readonly [number, number],
+    private readonly rowLock: RowLock | null = null,
   ) {}
 
   /** One statement outside a transaction (autocommit). */
@@ -95,7 +108,7 @@ export class Db {
     let locked = false;
     let open = false;
     try {
-      if (kind === 'mysql' && opts.queueLock) {
+      if (kind === 'mysql' && opts.queueLock && !this.rowLock) {
         const r = await x.rows<{ l: unknown }>('SELECT GET_LOCK(?, 60) AS l', [this.lockName]);
         if (Number(r[0]?.l) !== 1) throw new Error(`could not take the queue lock ${this.lockName}`);
         locked = true;
@@ -103,6 +116,11 @@ export class Db {
       if (kind === 'mysql') await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await qr.query(kind === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN');
       open = true;
+      if (kind === 'mysql' && opts.queueLock && this.rowLock) {
+        const [r] = await x.rows<{ now: unknown }>(this.rowLock.sql, this.rowLock.params);
+        if (!r) throw new Error('the queue row is missing: call init() first');
+        x.lockNow = Number(r.now);
+      }
       if (kind === 'postgres' && opts.queueLock) {
         await x.rows('SELECT pg_advisory_xact_lock(?, ?)', [this.lockKeys[0], this.lockKeys[1]]);
       }

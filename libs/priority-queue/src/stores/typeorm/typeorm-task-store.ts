@@ -19,6 +19,7 @@ import type {
   TaskStore,
 } from '../../core/task-store.port';
 import { claimSubmissions } from './claim-submissions';
+import { claimSubmissionsPg } from './claim-submissions.pg';
 import { q, StoreContext } from './context';
 import { Db } from './db';
 import { dialectOf } from './dialects';
@@ -87,7 +88,11 @@ export class TypeOrmTaskStore implements TaskStore {
     this.tables = tableNames(prefix);
     const dialect = dialectOf(options.dataSource);
     const h = createHash('sha1').update(`${prefix}\u0000${queue}`).digest();
-    const db = new Db(options.dataSource, dialect, `pq:${h.toString('hex').slice(0, 40)}`, [h.readInt32BE(0), h.readInt32BE(4)]);
+    const rowLock =
+      dialect.kind === 'mysql'
+        ? { sql: `SELECT CAST(ROUND(UNIX_TIMESTAMP(SYSDATE(3)) * 1000) AS SIGNED) AS now FROM ${this.tables.queues} WHERE queue = ? FOR UPDATE`, params: [queue] }
+        : null;
+    const db = new Db(options.dataSource, dialect, `pq:${h.toString('hex').slice(0, 40)}`, [h.readInt32BE(0), h.readInt32BE(4)], rowLock);
     const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
     this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
     this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`);
@@ -98,7 +103,7 @@ export class TypeOrmTaskStore implements TaskStore {
     if (!this.dataSource.isInitialized) throw new Error(TypeOrmMessages.dataSourceNotInitialized());
     if (this.runMigrations) await migrate(this.schemaDb, this.tables);
     const c = this.ctx;
-    const stored = await c.db.tx(async (x) => {
+    const stored = await this.schemaDb.tx(async (x) => {
       const T = raw(c.t.queues);
       let [r] = await q(x, sql`SELECT aging_interval_ms FROM ${T} WHERE queue = ${c.queue}`);
       if (!r) {
@@ -208,7 +213,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
     this.open();
-    return claimSubmissions(this.ctx, request);
+    return this.ctx.d.kind === 'postgres' ? claimSubmissionsPg(this.ctx, request) : claimSubmissions(this.ctx, request);
   }
 
   claimPolls(request: ClaimRequest): Promise<Task[]> {

@@ -76,7 +76,13 @@ const UPDATE_COLUMNS = WRITE_COLUMNS.slice(6);
 
 /** Writes changed lanes with one upsert per 500 lanes (queue lock held). */
 export async function writeLanes(x: Exec, c: StoreContext, lanes: Iterable<LaneState>): Promise<void> {
+  for (const s of writeLanesSql(c, lanes)) await run(x, s);
+}
+
+/** The upserts of writeLanes; marks the lanes clean. */
+export function writeLanesSql(c: StoreContext, lanes: Iterable<LaneState>): Sql[] {
   const dirty = [...lanes].filter((l) => l.dirty);
+  const out: Sql[] = [];
   for (const part of chunks(dirty, 500)) {
     const values: Sql[] = part.map((l) => {
       const h = l.head;
@@ -87,13 +93,13 @@ export async function writeLanes(x: Exec, c: StoreContext, lanes: Iterable<LaneS
         h?.seq ?? null, h?.priority ?? null, l.parkedOn, l.parkedUntil,
       ])})`;
     });
-    await run(
-      x,
+    out.push(
       sql`INSERT INTO ${raw(c.t.lanes)} (${raw(WRITE_COLUMNS.join(', '))}) VALUES ${join(values, ', ')}
         ${raw(c.d.onConflictUpdate(['queue', 'lane_key'], UPDATE_COLUMNS))}`,
     );
     for (const l of part) l.dirty = false;
   }
+  return out;
 }
 
 /**
@@ -101,8 +107,9 @@ export async function writeLanes(x: Exec, c: StoreContext, lanes: Iterable<LaneS
  * partial lane index (queue, lane_key, k1, k2, run_at, created_at, seq) WHERE PENDING_SUBMIT
  * and merged (MySQL: the status-leading index), so it visits `limit` index entries.
  * A row changed by a concurrent cancel / changePriority while we waited for its lock drops
- * out of a PostgreSQL `LIMIT ... FOR UPDATE` result, so a short result is read once more
- * before the lane is believed exhausted.
+ * out of a PostgreSQL `LIMIT ... FOR UPDATE` result (the LIMIT counted it), so there a short
+ * result is read once more before the lane is believed exhausted. InnoDB's locking read
+ * re-reads the latest version and keeps scanning, so it has no such gap.
  */
 export async function laneTasks(x: Exec, c: StoreContext, laneKey: string, limit: number): Promise<Row[]> {
   const lock = c.d.rowLocks ? raw(' FOR UPDATE') : raw('');
@@ -114,7 +121,7 @@ export async function laneTasks(x: Exec, c: StoreContext, laneKey: string, limit
         ORDER BY k1, k2, run_at, created_at, seq LIMIT ${raw(String(limit))}${lock}`,
     );
   let rows = await read();
-  if (c.d.rowLocks && rows.length < limit) {
+  if (c.d.kind === 'postgres' && rows.length < limit) {
     for (;;) {
       const again = await read();
       if (again.length === rows.length) break;

@@ -19,14 +19,16 @@ export async function markClaimed(
   leaseUntil: number,
   now: number,
 ): Promise<void> {
+  for (const s of markClaimedSql(c, seqs, owner, batchId, leaseUntil, now)) await run(x, s);
+}
+
+export function markClaimedSql(c: StoreContext, seqs: readonly number[], owner: string, batchId: string, leaseUntil: number, now: number): Sql[] {
   const cast = c.d.kind === 'postgres' ? '::text' : '';
-  for (const part of chunks(seqs, 1000)) {
-    await run(
-      x,
+  return chunks(seqs, 1000).map(
+    (part) =>
       sql`UPDATE ${raw(c.t.tasks)} SET status = 'SUBMITTING', lease_owner = ${owner},
           lease_id = ${new Sql(c.d.concat('?' + cast, "':'", 'id'), [batchId])}, lease_until = ${leaseUntil},
           version = version + 1, updated_at = ${now}
         WHERE seq IN (${list(part)})`,
-    );
-  }
+  );
 }

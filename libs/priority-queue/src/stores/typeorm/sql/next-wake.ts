@@ -9,14 +9,11 @@ import { raw, sql } from './sql';
  * index) and the next rate token of a parked lane (MIN over the parked_until index).
  */
 export async function nextWakeAt(x: Exec, c: StoreContext): Promise<number | null> {
-  const [a] = await q<{ m: unknown }>(
+  const [r] = await q<{ a: unknown; b: unknown }>(
     x,
-    sql`SELECT MIN(run_at) AS m FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' AND staged = 1`,
+    sql`SELECT (SELECT MIN(run_at) FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' AND staged = 1) AS a,
+      (SELECT MIN(parked_until) FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND parked_until IS NOT NULL) AS b`,
   );
-  const [b] = await q<{ m: unknown }>(
-    x,
-    sql`SELECT MIN(parked_until) AS m FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND parked_until IS NOT NULL`,
-  );
-  const times = [numOrNull(a?.m), numOrNull(b?.m)].filter((v): v is number => v !== null);
+  const times = [numOrNull(r?.a), numOrNull(r?.b)].filter((v): v is number => v !== null);
   return times.length ? Math.min(...times) : null;
 }

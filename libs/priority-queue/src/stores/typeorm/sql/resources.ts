@@ -64,18 +64,23 @@ const COLUMNS = ['queue', 'rkey', 'in_use', 'tat', 'configured', 'limit_value', 
  * configuration (setLimits writes everything).
  */
 export async function writeResources(x: Exec, c: StoreContext, resources: Iterable<Resource>, countersOnly: boolean): Promise<void> {
+  for (const s of writeResourcesSql(c, resources, countersOnly)) await run(x, s);
+}
+
+export function writeResourcesSql(c: StoreContext, resources: Iterable<Resource>, countersOnly: boolean): Sql[] {
   const dirty = [...resources].filter((r) => r.dirty);
   const update = countersOnly ? ['in_use', 'tat'] : COLUMNS.slice(2);
+  const out: Sql[] = [];
   for (const part of chunks(dirty, 500)) {
     const values: Sql[] = part.map(
       (r) =>
         sql`(${list([c.queue, r.rkey, r.inUse, r.tat, r.configured ? 1 : 0, r.limit, r.paused ? 1 : 0, r.qps, r.burst, r.accountConcurrency])})`,
     );
-    await run(
-      x,
+    out.push(
       sql`INSERT INTO ${raw(c.t.resources)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}
         ${raw(c.d.onConflictUpdate(['queue', 'rkey'], update))}`,
     );
     for (const r of part) r.dirty = false;
   }
+  return out;
 }
