@@ -194,7 +194,7 @@ describe.each<DialectName>(['postgres', 'mariadb'])('TypeORM store, several work
     const events: AuditEvent[] = [];
     const workers = [0, 1, 2, 3].map(() => spawn(queue, events, { leaseMs: 3000, concurrency: 8 }));
     await Promise.all(workers.map((w) => w.ready));
-    const n = 4000;
+    const n = 2000;
     const inputs: SubmitInput[] = [];
     for (let i = 0; i < n; i++) inputs.push({ type: 'noop', priority: i % 7, tenantId: `t${i % 3}`, payload: { sleepMs: 2 } });
     await store.setLimits({ kind: 'defaultTenant', quota: 5 });
