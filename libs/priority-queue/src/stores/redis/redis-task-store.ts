@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+
+/** A single-node / Sentinel connection or a Redis Cluster client. */
+type RedisConnection = Redis | Cluster;
 import {
   KEY_SEPARATOR,
   emptyProviderLimits,
@@ -40,8 +43,8 @@ import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
 
 export interface RedisTaskStoreOptions extends StoreOptions {
-  /** An ioredis connection; the store never closes it. Subscriptions use `duplicate()`s. */
-  connection: Redis;
+  /** An ioredis connection (or Cluster); the store never closes it. Subscriptions use `duplicate()`s. */
+  connection: RedisConnection;
   /** Isolates applications sharing one Redis (default `pq`). */
   prefix?: string;
   /** Queue name inside the prefix (default `default`). */
@@ -60,7 +63,7 @@ type Flat = string[];
 export class RedisTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
   readonly keys: QueueKeys;
-  private readonly connection: Redis;
+  private readonly connection: RedisConnection;
   private readonly clock: Clock | null;
   private readonly wakes: WakeSubscriptions;
   private initialized: Promise<void> | null = null;

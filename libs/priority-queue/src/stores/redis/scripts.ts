@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { DYNAMIC_KEYS, FIXED_KEYS, WAKE_CHANNEL_SUFFIX } from './keys';
 
 /**
@@ -69,12 +69,12 @@ export function luaScripts(): Record<ScriptName, LuaScript> {
 }
 
 /** Loads every script into the server's script cache (optional: EVALSHA falls back anyway). */
-export async function loadScripts(conn: Redis): Promise<void> {
+export async function loadScripts(conn: Redis | Cluster): Promise<void> {
   await Promise.all(Object.values(luaScripts()).map((s) => conn.call('SCRIPT', ['LOAD', s.source])));
 }
 
 export async function runScript(
-  conn: Redis,
+  conn: Redis | Cluster,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /**
  * subscribe() of the Redis store: one duplicate connection per subscription listens on the
@@ -7,15 +7,15 @@ import type Redis from 'ioredis';
  * one listener call per event-loop turn. ioredis reconnects and re-subscribes by itself.
  */
 export class WakeSubscriptions {
-  private readonly open = new Set<Redis>();
+  private readonly open = new Set<Redis | Cluster>();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: Redis | Cluster,
     private readonly channel: string,
   ) {}
 
   async subscribe(listener: () => void): Promise<() => Promise<void>> {
-    const sub = this.connection.duplicate({ lazyConnect: false });
+    const sub = this.connection.duplicate();
     this.open.add(sub);
     let scheduled = false;
     sub.on('message', (channel: string) => {
@@ -40,7 +40,7 @@ export class WakeSubscriptions {
     await Promise.all([...this.open].map((s) => this.release(s)));
   }
 
-  private async release(sub: Redis): Promise<void> {
+  private async release(sub: Redis | Cluster): Promise<void> {
     if (!this.open.delete(sub)) return;
     sub.removeAllListeners('message');
     try {

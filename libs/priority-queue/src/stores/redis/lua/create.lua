@@ -13,6 +13,7 @@ local n = tonumber(ARGV[4])
 
 -- all or none: find conflicts before writing anything
 local keysSeen, idsSeen = {}, {}
+local toCreate = 0
 for i = 0, n - 1 do
   local a = 5 + i * 14
   local id, ik = ARGV[a], opt(ARGV[a + 1])
@@ -21,9 +22,23 @@ for i = 0, n - 1 do
     if idsSeen[id] or redis.call('EXISTS', dk('task', id)) == 1 then fail('PQ_DUPLICATE ' .. id) end
     idsSeen[id] = true
     if ik then keysSeen[ik] = true end
+    toCreate = toCreate + 1
   end
 end
 
+-- index writes are gathered and done with one command per index (and per lane / priority)
+local byStatus, delayed, lanes, laneOrder, due, pend = {}, {}, {}, {}, {}, {}
+local function push(list, score, member)
+  list[#list + 1] = score
+  list[#list + 1] = member
+end
+local function zaddMany(key, list)
+  for i = 1, #list, 1000 do
+    redis.call('ZADD', key, unpack(list, i, math.min(i + 999, #list)))
+  end
+end
+
+local seq = redis.call('INCRBY', K.seq, toCreate) - toCreate
 local out = { fmt(NOW) }
 for i = 0, n - 1 do
   local a = 5 + i * 14
@@ -32,11 +47,10 @@ for i = 0, n - 1 do
   if existing and redis.call('EXISTS', dk('task', existing)) == 1 then
     out[#out + 1] = { 0, taskOf(existing) }
   else
-    local seq = redis.call('INCR', K.seq)
+    seq = seq + 1
     local pri = tonumber(ARGV[a + 4])
     local runAt = NOW + tonumber(ARGV[a + 9])
     local lane = ARGV[a + 13]
-    local tk = dk('task', id)
     local h = { 'id', id, 'type', ARGV[a + 2], 'payload', ARGV[a + 3], 'priority', fmt(pri),
       'providerKey', ARGV[a + 5], 'runAt', fmt(runAt), 'createdAt', fmt(NOW), 'seq', fmt(seq),
       'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 11], 'idempotent', ARGV[a + 12], '_l', lane }
@@ -54,22 +68,42 @@ for i = 0, n - 1 do
     local timeout = opt(ARGV[a + 10])
     local deadline = timeout and NOW + tonumber(timeout)
     if deadline then put('deadlineAt', fmt(deadline)) end
-    local due = runAt <= NOW
-    local k = due and orderKey(pri, runAt, NOW, seq)
+    local isDue = runAt <= NOW
+    local k = isDue and orderKey(pri, runAt, NOW, seq)
     put('_k', k)
-    redis.call('HSET', tk, unpack(h))
+    redis.call('HSET', dk('task', id), unpack(h))
     if deadline then redis.call('ZADD', K.deadlines, fmt(deadline), id) end
     if ik then redis.call('HSET', K.idem, ik, id) end
-    moveStatus(id, false, PENDING, fmt(seq), fmt(pri))
-    if due then
-      laneAdd(id, pri, runAt, NOW, seq, lane, k)
-      WOKE = true
+    push(byStatus, fmt(seq), id)
+    local p = fmt(pri)
+    pend[p] = (pend[p] or 0) + 1
+    if isDue then
+      local l = lanes[lane]
+      if not l then
+        l = {}
+        lanes[lane] = l
+        laneOrder[#laneOrder + 1] = lane
+      end
+      push(l, 0, k .. id)
+      due[p] = due[p] or {}
+      push(due[p], fmt(runAt), id)
     else
-      redis.call('ZADD', K.delayed, fmt(runAt), id)
-      WOKE = true -- idle workers learn the new nextWakeAt at once
+      push(delayed, fmt(runAt), id)
     end
     out[#out + 1] = { 1, seq }
   end
+end
+
+if #byStatus > 0 then
+  zaddMany(dk('status', PENDING), byStatus)
+  for p, c in pairs(pend) do redis.call('HINCRBY', K.pendcount, p, c) end
+  for p, list in pairs(due) do zaddMany(dk('due', p), list) end
+  zaddMany(K.delayed, delayed)
+  for _, lane in ipairs(laneOrder) do
+    zaddMany(dk('lane', lane), lanes[lane])
+    refreshReady(lane)
+  end
+  WOKE = true -- idle workers claim the new work, or learn the new nextWakeAt
 end
 wake()
 return out
