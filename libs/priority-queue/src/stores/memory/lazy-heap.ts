@@ -3,7 +3,7 @@
  * tie, by a comparison of the items themselves.
  *
  * Why this shape (the memory store holds up to millions of tasks):
- * - keys live in packed number arrays, so sifting reads contiguous memory instead of chasing one
+ * - keys live in one packed number array, so sifting reads contiguous memory instead of chasing one
  *   task object per comparison; 4 children share a cache line;
  * - no position is written into the items on every move; instead each entry carries a token and
  *   an entry is live only while its item still holds that token (`isLive`). Removing an item from
@@ -12,10 +12,9 @@
  *   so the cost stays amortised O(log n) per operation and memory O(live).
  */
 export abstract class LazyHeap<T> {
-  private k1: number[] = [];
-  private k2: number[] = [];
+  /** [k1, k2, token] per entry, interleaved: one cache line holds the keys of 2-3 entries. */
+  private keys: number[] = [];
   private items: T[] = [];
-  private tokens: number[] = [];
   private stale = 0;
 
   constructor(private readonly tie: (a: T, b: T) => number = () => 0) {}
@@ -30,17 +29,15 @@ export abstract class LazyHeap<T> {
 
   push(item: T, k1: number, k2: number, token: number): void {
     const i = this.items.length;
-    this.k1.push(k1);
-    this.k2.push(k2);
+    this.keys.push(k1, k2, token);
     this.items.push(item);
-    this.tokens.push(token);
     this.siftUp(i);
   }
 
   /** The live item with the smallest key, after dropping dead entries from the top. */
   top(): T | undefined {
     const items = this.items;
-    while (items.length > 0 && !this.isLive(items[0], this.tokens[0])) {
+    while (items.length > 0 && !this.isLive(items[0], this.keys[2])) {
       this.removeTop();
       this.stale--;
     }
@@ -49,11 +46,11 @@ export abstract class LazyHeap<T> {
 
   /** k1 / k2 of the top entry; call after top() returned an item. */
   topK1(): number {
-    return this.k1[0];
+    return this.keys[0];
   }
 
   topK2(): number {
-    return this.k2[0];
+    return this.keys[1];
   }
 
   /** Removes the top entry; call after top() returned an item (it is then live). */
@@ -70,37 +67,38 @@ export abstract class LazyHeap<T> {
   /** Live items in no particular order (for rebuilding other structures and for tests). */
   liveItems(): T[] {
     const out: T[] = [];
-    for (let i = 0; i < this.items.length; i++) if (this.isLive(this.items[i], this.tokens[i])) out.push(this.items[i]);
+    for (let i = 0; i < this.items.length; i++) if (this.isLive(this.items[i], this.keys[3 * i + 2])) out.push(this.items[i]);
     return out;
   }
 
   private less(i: number, j: number): boolean {
-    const a = this.k1[i];
-    const b = this.k1[j];
+    const keys = this.keys;
+    const a = keys[3 * i];
+    const b = keys[3 * j];
     if (a !== b) return a < b;
-    const c = this.k2[i];
-    const d = this.k2[j];
+    const c = keys[3 * i + 1];
+    const d = keys[3 * j + 1];
     if (c !== d) return c < d;
     return this.tie(this.items[i], this.items[j]) < 0;
   }
 
   private swap(i: number, j: number): void {
-    const k1 = this.k1;
-    const k2 = this.k2;
+    const keys = this.keys;
     const items = this.items;
-    const tokens = this.tokens;
-    let n = k1[i];
-    k1[i] = k1[j];
-    k1[j] = n;
-    n = k2[i];
-    k2[i] = k2[j];
-    k2[j] = n;
+    const a = 3 * i;
+    const b = 3 * j;
+    let n = keys[a];
+    keys[a] = keys[b];
+    keys[b] = n;
+    n = keys[a + 1];
+    keys[a + 1] = keys[b + 1];
+    keys[b + 1] = n;
+    n = keys[a + 2];
+    keys[a + 2] = keys[b + 2];
+    keys[b + 2] = n;
     const it = items[i];
     items[i] = items[j];
     items[j] = it;
-    n = tokens[i];
-    tokens[i] = tokens[j];
-    tokens[j] = n;
   }
 
   private siftUp(i: number): void {
@@ -129,27 +127,25 @@ export abstract class LazyHeap<T> {
   private removeTop(): void {
     const last = this.items.length - 1;
     if (last > 0) this.swap(0, last);
-    this.k1.pop();
-    this.k2.pop();
+    this.keys.length = 3 * last;
     this.items.pop();
-    this.tokens.pop();
     if (last > 1) this.siftDown(0);
   }
 
   private compact(): void {
+    const keys = this.keys;
+    const items = this.items;
     let w = 0;
-    for (let r = 0; r < this.items.length; r++) {
-      if (!this.isLive(this.items[r], this.tokens[r])) continue;
-      this.k1[w] = this.k1[r];
-      this.k2[w] = this.k2[r];
-      this.items[w] = this.items[r];
-      this.tokens[w] = this.tokens[r];
+    for (let r = 0; r < items.length; r++) {
+      if (!this.isLive(items[r], keys[3 * r + 2])) continue;
+      keys[3 * w] = keys[3 * r];
+      keys[3 * w + 1] = keys[3 * r + 1];
+      keys[3 * w + 2] = keys[3 * r + 2];
+      items[w] = items[r];
       w++;
     }
-    this.k1.length = w;
-    this.k2.length = w;
-    this.items.length = w;
-    this.tokens.length = w;
+    keys.length = 3 * w;
+    items.length = w;
     this.stale = 0;
     for (let i = (w - 2) >> 2; i >= 0; i--) this.siftDown(i);
   }
