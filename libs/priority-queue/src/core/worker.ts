@@ -19,6 +19,12 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Most claims per store call. Default = concurrency. */
   batchSize?: number;
+  /**
+   * While handlers run, a finished handler triggers a new claim only once this many slots are
+   * free, so a store with costly round trips claims in batches; timers (idlePollMs, due times)
+   * always claim. Default max(1, floor(batchSize / 4)).
+   */
+  minBatch?: number;
   /** Lease length; renewed every leaseMs/3 while a handler runs. Default 30 s. */
   leaseMs?: number;
   /** Fallback poll when idle; store.subscribe() wakes the worker earlier. Default 250 ms. */
@@ -56,6 +62,7 @@ export class Worker {
   private readonly events: TaskEvents;
   private readonly concurrency: number;
   private readonly batchSize: number;
+  private readonly minBatch: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
   private readonly recoverEveryMs: number;
@@ -71,6 +78,7 @@ export class Worker {
   private roundRunning = false;
   private roundAgain = false;
   private wakeScheduled = false;
+  private hardWake = false;
   private unsubscribe: (() => Promise<void>) | null = null;
   /** storeNow - Date.now(), refreshed at each sweep, to turn store times into local delays. */
   private clockOffset = 0;
@@ -83,6 +91,7 @@ export class Worker {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.concurrency = positiveInt(options.concurrency, 16, 'concurrency');
     this.batchSize = positiveInt(options.batchSize, this.concurrency, 'batchSize');
+    this.minBatch = Math.min(this.batchSize, positiveInt(options.minBatch, Math.max(1, Math.floor(this.batchSize / 4)), 'minBatch'));
     this.leaseMs = positiveInt(options.leaseMs, 30_000, 'leaseMs');
     this.idlePollMs = positiveInt(options.idlePollMs, 250, 'idlePollMs');
     this.recoverEveryMs = positiveInt(options.recoverEveryMs, 1000, 'recoverEveryMs');
@@ -106,17 +115,22 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.syncClock();
-    this.timers.addInterval(`${this.name}:poll`, () => this.wake(), this.idlePollMs);
+    this.timers.addInterval(`${this.name}:poll`, () => this.wake(true), this.idlePollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweep(), this.recoverEveryMs);
     if (this.store.subscribe) {
-      this.unsubscribe = await this.store.subscribe(() => this.wake());
+      this.unsubscribe = await this.store.subscribe(() => this.wake(false));
     }
-    this.wake();
+    this.wake(true);
   }
 
-  /** Asks for a claim round soon; calls coalesce. */
-  wake(): void {
-    if (this.stopping || this.wakeScheduled) return;
+  /**
+   * Asks for a claim round soon; calls coalesce. A soft wake (hard = false) claims only when the
+   * worker is idle or at least minBatch slots are free.
+   */
+  wake(hard = true): void {
+    if (this.stopping) return;
+    this.hardWake ||= hard;
+    if (this.wakeScheduled) return;
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
@@ -128,10 +142,10 @@ export class Worker {
    * One claim round: polls due, then submissions, dispatched to handlers. Returns the number
    * of tasks dispatched. Tests drive the worker with tick() + whenIdle() instead of start().
    */
-  async tick(): Promise<number> {
+  async tick(force = true): Promise<number> {
     if (this.stopping) return 0;
     let free = this.concurrency - this.active.size;
-    if (free <= 0) return 0;
+    if (free <= 0 || (!force && this.active.size > 0 && free < this.minBatch)) return 0;
     let dispatched = 0;
     const polls = await this.store.claimPolls({ owner: this.owner, limit: Math.min(free, this.batchSize), leaseMs: this.leaseMs });
     for (const t of polls) this.dispatch(t, 'poll');
@@ -147,7 +161,7 @@ export class Worker {
       dispatched += claim.claimed.length;
       if (claim.nextWakeAt !== null && this.started) {
         const delay = Math.max(0, claim.nextWakeAt - (Date.now() + this.clockOffset));
-        if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(), delay + 1);
+        if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(true), delay + 1);
       }
     }
     return dispatched;
@@ -217,9 +231,11 @@ export class Worker {
     try {
       do {
         this.roundAgain = false;
+        const force = this.hardWake;
+        this.hardWake = false;
         let n: number;
         do {
-          n = await this.tick();
+          n = await this.tick(force);
         } while (n > 0 && this.active.size < this.concurrency && !this.stopping);
       } while (this.roundAgain && !this.stopping);
     } catch (e) {
@@ -255,7 +271,7 @@ export class Worker {
       .finally(() => {
         this.clearRenew(run);
         this.active.delete(task.id);
-        this.wake();
+        this.wake(false);
       });
   }
 
