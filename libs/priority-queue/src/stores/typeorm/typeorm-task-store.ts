@@ -38,7 +38,6 @@ import { getTask, listTasks } from './sql/read-tasks';
 import { recoverExpired } from './sql/recover-expired';
 import { list, raw, sql } from './sql/sql';
 import { stats } from './sql/stats';
-import { TypeOrmMessages } from './typeorm-messages';
 
 export interface TypeOrmTaskStoreOptions extends StoreOptions {
   /** A DataSource you own (e.g. injected from @nestjs/typeorm); the store never closes it. */
@@ -74,9 +73,9 @@ export class TypeOrmTaskStore implements TaskStore {
 
   constructor(options: TypeOrmTaskStoreOptions) {
     const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
-    if (!isValidTablePrefix(prefix)) throw new Error(TypeOrmMessages.badTablePrefix(prefix));
+    if (!isValidTablePrefix(prefix)) throw new Error(Messages.badTablePrefix(prefix));
     const queue = options.queue ?? DEFAULT_QUEUE;
-    if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new Error(TypeOrmMessages.badQueue(queue));
+    if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new Error(Messages.badQueue(queue));
     const aging = options.agingIntervalMs ?? 0;
     if (!Number.isInteger(aging) || aging < 0 || aging > MAX_AGING_INTERVAL_MS) {
       throw new Error(Messages.invalidOption('agingIntervalMs', aging, `an integer from 0 to ${MAX_AGING_INTERVAL_MS}`));
@@ -100,7 +99,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async init(): Promise<void> {
     this.open();
-    if (!this.dataSource.isInitialized) throw new Error(TypeOrmMessages.dataSourceNotInitialized());
+    if (!this.dataSource.isInitialized) throw new Error(Messages.dataSourceNotInitialized());
     if (this.runMigrations) await migrate(this.schemaDb, this.tables);
     const c = this.ctx;
     const stored = await this.schemaDb.tx(async (x) => {
@@ -112,7 +111,7 @@ export class TypeOrmTaskStore implements TaskStore {
       }
       return num(r.aging_interval_ms);
     }, { queueLock: true });
-    if (stored !== this.agingIntervalMs) throw new Error(TypeOrmMessages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+    if (stored !== this.agingIntervalMs) throw new Error(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
   }
 
   async close(): Promise<void> {

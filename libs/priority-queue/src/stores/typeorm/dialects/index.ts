@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { TypeOrmMessages } from '../typeorm-messages';
+import { Messages } from '../../../core/messages';
 import type { Dialect } from './dialect';
 import { mysqlDialect } from './mysql.dialect';
 import { postgresDialect } from './postgres.dialect';
@@ -19,6 +19,6 @@ export function dialectOf(ds: Pick<DataSource, 'options'>): Dialect {
     case 'sqlite':
       return sqliteDialect;
     default:
-      throw new Error(TypeOrmMessages.unsupportedDriver(type));
+      throw new Error(Messages.unsupportedDriver(type));
   }
 }

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { dialectOf } from '../dialects';
 import type { DialectKind } from '../dialects/dialect';
 import { DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from '../names';
-import { TypeOrmMessages } from '../typeorm-messages';
+import { Messages } from '../../../core/messages';
 import { ddlV1 } from './ddl-v1';
 
 /**
@@ -55,7 +55,7 @@ export async function applyStep(qr: QueryRunner, step: SchemaStep, t: TableNames
  */
 export function priorityQueueMigrations(options: { tablePrefix?: string } = {}): Array<new () => MigrationInterface> {
   const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
-  if (!isValidTablePrefix(prefix)) throw new Error(TypeOrmMessages.badTablePrefix(prefix));
+  if (!isValidTablePrefix(prefix)) throw new Error(Messages.badTablePrefix(prefix));
   const t = tableNames(prefix);
   return SCHEMA_STEPS.map((step) => {
     const name = `${step.name}${prefix.replace(/[^A-Za-z0-9]/g, '')}${TIMESTAMPS[step.version]}`;
