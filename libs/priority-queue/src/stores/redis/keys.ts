@@ -8,10 +8,10 @@ import { Messages } from '../../core/messages';
  * every Lua script runs on one node of a Redis Cluster. The prefix isolates applications that
  * share a Redis; the queue name isolates queues of one application.
  *
- * Fixed keys are passed to every script as KEYS, in the order of FIXED_KEYS (the generated Lua
- * prelude maps them to names, see scripts.ts). Keys that embed an id (a task, a lane, ...) are
- * built inside the scripts from the base `{prefix:queue}:` (ARGV[1]) and the suffixes of
- * DYNAMIC_KEYS, also emitted into the prelude from this file.
+ * The scripts build every key from the base `{prefix:queue}:` (ARGV[1]) and the names below,
+ * which scripts.ts emits into the prelude of every script: fixed keys are `base + name`, keys
+ * that embed an id (a task, a lane, ...) are `base + DYNAMIC_KEYS[kind] + id`. KEYS[1] of every
+ * call is the `seq` key, so that a Redis Cluster client routes it to the queue's slot.
  */
 export const FIXED_KEYS = [
   /** string: store-wide task sequence (INCR). */
@@ -83,8 +83,8 @@ export const WAKE_CHANNEL_SUFFIX = 'wake';
 export interface QueueKeys {
   /** `{prefix:queue}:` */
   base: string;
-  /** KEYS of every script, in FIXED_KEYS order. */
-  fixed: string[];
+  /** KEYS of every script call (one key of the queue's slot). */
+  route: string[];
   channel: string;
   task(id: string): string;
   status(status: string): string;
@@ -100,7 +100,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
   const base = `{${prefix}:${queue}}:`;
   return {
     base,
-    fixed: FIXED_KEYS.map((k) => base + k),
+    route: [base + 'seq'],
     channel: base + WAKE_CHANNEL_SUFFIX,
     task: (id) => base + DYNAMIC_KEYS.task + id,
     status: (s) => base + DYNAMIC_KEYS.status + s,

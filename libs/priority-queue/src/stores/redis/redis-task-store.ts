@@ -348,7 +348,7 @@ export class RedisTaskStore implements TaskStore {
     else await this.initialized;
     const now = this.clock ? String(this.clock.now()) : '';
     try {
-      return await runScript(this.connection, luaScripts()[name], this.keys.fixed, [
+      return await runScript(this.connection, luaScripts()[name], this.keys.route, [
         this.keys.base,
         now,
         String(this.agingIntervalMs),
@@ -362,7 +362,7 @@ export class RedisTaskStore implements TaskStore {
   /** Runs a script without waiting for init (init itself uses it). */
   private async raw(name: ScriptName, args: readonly string[]): Promise<unknown> {
     const now = this.clock ? String(this.clock.now()) : '';
-    return runScript(this.connection, luaScripts()[name], this.keys.fixed, [this.keys.base, now, String(this.agingIntervalMs), ...args]);
+    return runScript(this.connection, luaScripts()[name], this.keys.route, [this.keys.base, now, String(this.agingIntervalMs), ...args]);
   }
 
   private mapError(e: unknown, name: ScriptName, taskId: string | undefined): unknown {

@@ -47,7 +47,7 @@ function prelude(): string {
     .join(', ');
   return [
     '-- generated from keys.ts',
-    `local FIXED_NAMES = { ${FIXED_KEYS.map(str).join(', ')} }`,
+    `local FIXED = { ${FIXED_KEYS.map((k) => `[${str(k)}] = true`).join(', ')} }`,
     `local DYN = { ${dyn} }`,
     `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`,
     '',

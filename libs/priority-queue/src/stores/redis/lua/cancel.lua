@@ -1,7 +1,7 @@
 -- cancel: PENDING_SUBMIT -> CANCELED at once. SUBMITTING / SUBMITTED / RUNNING: cancelRequested
 -- set (version + 1); a leaseless SUBMITTED / RUNNING task becomes due for a poll now, so a
 -- worker finalises it. Terminal: unchanged.
--- KEYS: fixed keys (used: delayed, ready, laneready, lanepark, pendcount, polls, deadlines, finished)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, pendcount, polls, deadlines, finished
 -- ARGV[4] id
 -- Returns: the task after the change (HGETALL), or nil when it does not exist
 local id = ARGV[4]

@@ -1,5 +1,5 @@
 -- change_priority: PENDING_SUBMIT only: sets priority atomically with every index, version + 1.
--- KEYS: fixed keys (used: ready, laneready, lanepark, pendcount)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: ready, laneready, lanepark, pendcount
 -- ARGV[4] id, ARGV[5] priority (int32)
 -- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STATE <status>
 local id, pri = ARGV[4], tonumber(ARGV[5])

@@ -1,7 +1,7 @@
 -- claim_polls: leases up to `limit` SUBMITTED / RUNNING tasks whose poll is due (or whose cancel
 -- was requested) and that hold no live lease, earliest poll first. Status and slots unchanged.
 -- A poll lease that expired is made claimable first (recover_expired would do the same).
--- KEYS: fixed keys (used: leases, polls)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
 -- Returns: the claimed tasks (HGETALL each)
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]

@@ -4,8 +4,8 @@
 -- account, tenant, concurrency key) is checked and consumed here, each claim counting against
 -- the next. A head past its deadline becomes TIMED_OUT without admission or token.
 -- Cost: O((k + parkings + timeouts) * log n), plus moving due delayed tasks into their lanes.
--- KEYS: fixed keys (used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
---       deadlines, finished, pendcount, inflight_*, gcra, lim_*)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
+--       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
 -- Returns: { claimed (HGETALL each), timedOut (HGETALL each), nextWakeAt (ms string) or nil }
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]

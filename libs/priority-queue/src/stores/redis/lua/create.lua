@@ -1,6 +1,6 @@
 -- create: creates tasks in one atomic step; an input whose idempotency key exists (in the store
 -- or earlier in this batch) returns the existing task instead.
--- KEYS: fixed keys (used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark
 -- ARGV[4]  n, the number of tasks
 -- ARGV[5 + 14*i ..] per task i: id, idempotencyKey (opt), type, payload (JSON), priority,
 --          providerKey, accountId (opt), tenantId (opt), concurrencyKey (opt), delayMs,

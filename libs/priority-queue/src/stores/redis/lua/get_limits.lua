@@ -1,5 +1,5 @@
 -- get_limits: a consistent snapshot of every limit.
--- KEYS: fixed keys (used: providers, lim_a, lim_t, lim_c, lim_meta)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: providers, lim_a, lim_t, lim_c, lim_meta
 -- ARGV: common (1-3) only
 -- Returns: { { providerKey, HGETALL of its limits, ... }, HGETALL lim_a, HGETALL lim_t,
 --            defaultTenantQuota or nil, HGETALL lim_c }

@@ -1,5 +1,5 @@
 -- init: records the store settings fixed for the queue's life; refuses a different aging mode.
--- KEYS: fixed keys (used: meta)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: meta
 -- ARGV: common (1-3) only
 -- Returns: the agingIntervalMs recorded for the queue (a string); the caller compares.
 redis.call('HSETNX', K.meta, 'agingIntervalMs', fmt(AGING))

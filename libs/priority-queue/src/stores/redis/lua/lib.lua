@@ -2,17 +2,24 @@
 -- script as  <prelude generated from keys.ts> .. lib.lua .. <operation>.lua
 --
 -- Calling convention of every operation script:
---   KEYS     the fixed keys of keys.ts, in FIXED_KEYS order (mapped to K.<name> below)
---   ARGV[1]  base `{prefix:queue}:` of the keys that embed an id (task, lane, parked, ...)
+--   KEYS[1]  `{prefix:queue}:seq`: routes the call to the queue's slot in a Redis Cluster. Every
+--            key of the queue shares its hash tag and is built here from ARGV[1]: the fixed
+--            keys of keys.ts as K.<name>, the keys that embed an id with dk(kind, id)
+--   ARGV[1]  base `{prefix:queue}:` of every key
 --   ARGV[2]  now in epoch ms, or '' to use the Redis TIME (the store clock)
 --   ARGV[3]  agingIntervalMs (0 = off); fixes the order key layout
 --   ARGV[4..] the operation's own arguments, listed in its header
 -- Optional string arguments are '' for null and '+' .. value otherwise ('~' = leave unchanged
 -- where a header says so). Errors are replies 'PQ_STALE', 'PQ_NOTFOUND', 'PQ_STATE <status>'.
 
-local K = {}
-for i, name in ipairs(FIXED_NAMES) do K[name] = KEYS[i] end
 local BASE = ARGV[1]
+-- K.<name> = BASE .. name for the fixed keys of keys.ts (built on first use, then cached)
+local K = setmetatable({}, { __index = function(t, name)
+  if not FIXED[name] then error('unknown key ' .. tostring(name)) end
+  local v = BASE .. name
+  rawset(t, name, v)
+  return v
+end })
 local function dk(kind, id) return BASE .. DYN[kind] .. id end
 
 local NOW
@@ -241,23 +248,33 @@ local function schedulePoll(id)
   redis.call('ZADD', K.polls, fmt(at), id)
 end
 
--- Any status -> terminal `to`: indexes, slots, lease, deadline; `extra` = more fields to set.
-local function finalize(id, to, extra)
+-- Fields finalize needs, in this order (callers that already read them pass them in).
+local FINAL_FIELDS = { 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey',
+  'deadlineAt', 'version' }
+
+-- Any status -> terminal `to`: indexes, slots, lease, deadline. `f` = the FINAL_FIELDS values,
+-- `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
+local function finalizeKnown(id, f, to, extra, dels)
   local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId',
-    'concurrencyKey', 'deadlineAt', 'version')
   local from = f[1]
   if from == PENDING then dequeue(id) end
   if INFLIGHT[from] then
     freeSlots(f[4], f[5], f[6], f[7])
-    clearLease(id)
+    redis.call('ZREM', K.leases, id)
     if from ~= SUBMITTING then redis.call('ZREM', K.polls, id) end
   end
+  local del = { 'leaseOwner', 'leaseId', 'leaseUntil' }
+  for _, d in ipairs(dels or {}) do del[#del + 1] = d end
+  redis.call('HDEL', tk, unpack(del))
   if f[8] then redis.call('ZREM', K.deadlines, id) end
   moveStatus(id, from, to, f[2], f[3])
   redis.call('ZADD', K.finished, fmt(NOW), id)
   redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),
     'version', fmt(tonumber(f[9]) + 1), unpack(extra or {}))
+end
+
+local function finalize(id, to, extra)
+  finalizeKnown(id, redis.call('HMGET', dk('task', id), unpack(FINAL_FIELDS)), to, extra)
 end
 
 -- SUBMITTING -> PENDING_SUBMIT (retry, expired idempotent submit): slots freed, lease cleared.

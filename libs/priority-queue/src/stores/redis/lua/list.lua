@@ -1,5 +1,5 @@
 -- list: tasks of one status, oldest seq first, after seq `afterSeq` (exclusive).
--- KEYS: fixed keys (none used; dynamic status:<status>, task:<id>)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: status:<status>, task:<id>
 -- ARGV[4] status, ARGV[5] afterSeq ('' = from the start), ARGV[6] limit
 -- Returns: the tasks (HGETALL each)
 local min = '-inf'

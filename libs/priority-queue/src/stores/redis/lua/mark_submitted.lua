@@ -1,6 +1,6 @@
 -- mark_submitted: the provider accepted a submit: SUBMITTING -> SUBMITTED | RUNNING, externalId
 -- set, nextPollAt = now + pollDelayMs, lease cleared, slots kept. Fenced.
--- KEYS: fixed keys (used: leases, polls)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls
 -- ARGV[4] id, ARGV[5] leaseId, ARGV[6] version, ARGV[7] externalId, ARGV[8] status,
 --         ARGV[9] pollDelayMs
 -- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STALE, PQ_STATE <status>

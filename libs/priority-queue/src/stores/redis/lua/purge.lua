@@ -1,6 +1,6 @@
 -- purge: deletes up to `limit` terminal tasks with finishedAt <= olderThan (and their
 -- idempotency keys).
--- KEYS: fixed keys (used: finished, idem)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: finished, idem
 -- ARGV[4] olderThan (ms), ARGV[5] limit
 -- Returns: the number of tasks deleted
 local n = 0

@@ -1,6 +1,6 @@
 -- record_poll: a poll said "not done yet" (or failed): status SUBMITTED | RUNNING, nextPollAt =
 -- now + nextPollDelayMs, pollErrors set, error set when given, lease cleared. Fenced.
--- KEYS: fixed keys (used: leases, polls)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls
 -- ARGV[4] id, ARGV[5] leaseId, ARGV[6] version, ARGV[7] status, ARGV[8] nextPollDelayMs,
 --         ARGV[9] pollErrors, ARGV[10] error (opt; '~' = unchanged)
 -- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STALE, PQ_STATE <status>

@@ -4,8 +4,8 @@
 --   non-idempotent -> SUBMIT_UNKNOWN. Slots freed.
 -- * SUBMITTED / RUNNING with an expired lease: lease cleared (version + 1), poll retried; not reported.
 -- * any non-terminal task past its deadline without a live lease -> TIMED_OUT (slots freed).
--- KEYS: fixed keys (used: leases, deadlines, polls, delayed, ready, laneready, lanepark,
---       parkedres, pendcount, inflight_*, finished)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, deadlines, polls, delayed, ready, laneready, lanepark,
+--       parkedres, pendcount, inflight_*, finished
 -- ARGV[4] limit
 -- Returns: { { from, to, HGETALL }, ... } for the status transitions made
 local limit = tonumber(ARGV[4])

@@ -1,5 +1,5 @@
 -- renew_lease: extends a held lease to now + leaseMs. Fenced.
--- KEYS: fixed keys (used: leases)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases
 -- ARGV[4] id, ARGV[5] leaseId, ARGV[6] version, ARGV[7] leaseMs
 -- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STALE
 local id = ARGV[4]

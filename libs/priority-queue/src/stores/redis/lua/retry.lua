@@ -1,8 +1,8 @@
 -- retry: a failed submit to try again: SUBMITTING -> PENDING_SUBMIT, attempts + 1, runAt = now +
 -- delayMs, error recorded, lease cleared, slots freed; priority unchanged. A task whose cancel
 -- was requested becomes CANCELED instead. Fenced.
--- KEYS: fixed keys (used: leases, delayed, ready, laneready, lanepark, parkedres, pendcount,
---       inflight_*, deadlines, finished)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, delayed, ready, laneready, lanepark, parkedres, pendcount,
+--       inflight_*, deadlines, finished
 -- ARGV[4] id, ARGV[5] leaseId, ARGV[6] version, ARGV[7] delayMs, ARGV[8] error
 -- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STALE, PQ_STATE <status>
 local id = ARGV[4]

@@ -1,7 +1,7 @@
 -- set_limits: applies one limit change atomically. Every parked lane goes back to ready (room
 -- may have been freed; lanes still blocked park again at the next claim) and a wake is published.
--- KEYS: fixed keys (used: providers, lim_a, lim_t, lim_c, lim_meta, ratewake, parkedres,
---       lanepark, laneready, ready)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: providers, lim_a, lim_t, lim_c, lim_meta, ratewake, parkedres,
+--       lanepark, laneready, ready
 -- ARGV[4] kind: 'provider' | 'account' | 'tenant' | 'defaultTenant' | 'concurrencyKey'
 --   provider:       ARGV[5] providerKey, then paused, qps, burst, accountConcurrency
 --   account:        ARGV[5] providerKey, ARGV[6] accountId, ARGV[7] concurrency

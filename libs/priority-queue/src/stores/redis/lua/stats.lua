@@ -1,5 +1,5 @@
 -- stats: counts per status, pending per priority with the oldest due wait, in-flight counts.
--- KEYS: fixed keys (used: pendcount, inflight_p, inflight_a, inflight_t, inflight_c)
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: pendcount, inflight_p, inflight_a, inflight_t, inflight_c
 -- ARGV[4..] the statuses to count
 -- Returns: { now, { count per status in ARGV order }, { priority, count, oldestWaitMs, ... },
 --            HGETALL inflight_p, HGETALL inflight_a, HGETALL inflight_t, HGETALL inflight_c }
