@@ -750,6 +750,7 @@ export class MemoryTaskStore implements TaskStore {
       lane.heap.noteRemoved();
       lane.live--;
       b.heap.noteRemoved();
+      b.heap.top(); // usually the claimed task was the bucket's oldest: drop it now, not by a compaction scan
       b.due--;
       this.refreshLane(lane);
     } else if (r.queue === QUEUE_DELAYED) {
