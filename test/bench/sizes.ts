@@ -21,19 +21,19 @@ export const FULL: Sizes = {
 
 /** `--quick`: the same scenarios, small enough for the whole run to take under 2 minutes. */
 export const QUICK: Sizes = {
-  submitOne: 1_000,
+  submitOne: 500,
   submitBulk: 4_000,
   bulkChunk: 1_000,
-  drain: 3_000,
+  drain: 2_000,
   concurrency: 16,
-  order: 600,
+  order: 400,
   backlogLevels: [1_000, 10_000],
-  backlogClaims: 1_000,
+  backlogClaims: 500,
   terminalRows: 0,
-  latencyTasks: 150,
+  latencyTasks: 100,
   latencyGapMs: 5,
-  admissionTasks: 1_000,
-  multiProcessTasks: 3_000,
+  admissionTasks: 600,
+  multiProcessTasks: 2_000,
   processes: 4,
-  phaseTimeoutMs: 30_000,
+  phaseTimeoutMs: 20_000,
 };
