@@ -136,3 +136,38 @@ export interface Transition {
   from: TaskStatus;
   to: TaskStatus;
 }
+
+/** The task a store writes for `input` at store time `now` with sequence `seq` (DESIGN §1). */
+export function newTaskRecord<P = unknown>(input: NewTask, now: number, seq: number, payload: P = input.payload as P): Task<P> {
+  return {
+    id: input.id,
+    idempotencyKey: input.idempotencyKey,
+    type: input.type,
+    payload: payload === undefined ? (null as P) : payload,
+    priority: input.priority,
+    providerKey: input.providerKey,
+    accountId: input.accountId,
+    tenantId: input.tenantId,
+    concurrencyKey: input.concurrencyKey,
+    runAt: now + input.delayMs,
+    deadlineAt: input.timeoutMs === null ? null : now + input.timeoutMs,
+    createdAt: now,
+    seq,
+    status: TaskStatus.PENDING_SUBMIT,
+    version: 1,
+    attempts: 0,
+    maxAttempts: input.maxAttempts,
+    idempotent: input.idempotent,
+    leaseOwner: null,
+    leaseId: null,
+    leaseUntil: null,
+    result: null,
+    error: null,
+    externalId: null,
+    nextPollAt: null,
+    pollErrors: 0,
+    cancelRequested: false,
+    updatedAt: now,
+    finishedAt: null,
+  };
+}

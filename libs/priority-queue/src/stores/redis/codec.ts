@@ -1,4 +1,4 @@
-import { TaskStatus, type NewTask, type Task } from '../../core/task';
+import { newTaskRecord, TaskStatus, type NewTask, type Task } from '../../core/task';
 import { laneKey } from '../../core/admission';
 
 /**
@@ -92,35 +92,5 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
 
 /** The task create.lua wrote for `t` (no read-back needed). */
 export function createdTask(t: NewTask, payloadJson: string, now: number, seq: number): Task {
-  return {
-    id: t.id,
-    idempotencyKey: t.idempotencyKey,
-    type: t.type,
-    payload: JSON.parse(payloadJson),
-    priority: t.priority,
-    providerKey: t.providerKey,
-    accountId: t.accountId,
-    tenantId: t.tenantId,
-    concurrencyKey: t.concurrencyKey,
-    runAt: now + t.delayMs,
-    deadlineAt: t.timeoutMs === null ? null : now + t.timeoutMs,
-    createdAt: now,
-    seq,
-    status: TaskStatus.PENDING_SUBMIT,
-    version: 1,
-    attempts: 0,
-    maxAttempts: t.maxAttempts,
-    idempotent: t.idempotent,
-    leaseOwner: null,
-    leaseId: null,
-    leaseUntil: null,
-    result: null,
-    error: null,
-    externalId: null,
-    nextPollAt: null,
-    pollErrors: 0,
-    cancelRequested: false,
-    updatedAt: now,
-    finishedAt: null,
-  };
+  return newTaskRecord(t, now, seq, JSON.parse(payloadJson) as unknown);
 }

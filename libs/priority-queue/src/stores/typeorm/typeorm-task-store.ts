@@ -4,7 +4,7 @@ import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
 import { StoreClosedError } from '../../core/errors';
 import { Messages } from '../../core/messages';
 import { MAX_AGING_INTERVAL_MS } from '../../core/order-key';
-import { TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
+import { newTaskRecord, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
   CompletionOutcome,
@@ -150,7 +150,7 @@ export class TypeOrmTaskStore implements TaskStore {
             }
           }
           const seqs = await insertTasks(x, c, now, fresh);
-          const made = new Map<NewTask, Task>(fresh.map((t) => [t, this.newTaskRecord(t, now, seqs.get(t.id)!)]));
+          const made = new Map<NewTask, Task>(fresh.map((t) => [t, newTaskRecord(t, now, seqs.get(t.id)!)]));
           if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));
           return tasks.map((t): CreateResult => {
             const own = made.get(t);
@@ -166,39 +166,8 @@ export class TypeOrmTaskStore implements TaskStore {
     }
   }
 
-  private newTaskRecord(n: NewTask, now: number, seq: number): Task {
-    return {
-      id: n.id,
-      idempotencyKey: n.idempotencyKey,
-      type: n.type,
-      payload: n.payload === undefined ? null : n.payload,
-      priority: n.priority,
-      providerKey: n.providerKey,
-      accountId: n.accountId,
-      tenantId: n.tenantId,
-      concurrencyKey: n.concurrencyKey,
-      runAt: now + n.delayMs,
-      deadlineAt: n.timeoutMs === null ? null : now + n.timeoutMs,
-      createdAt: now,
-      seq,
-      status: TaskStatus.PENDING_SUBMIT,
-      version: 1,
-      attempts: 0,
-      maxAttempts: n.maxAttempts,
-      idempotent: n.idempotent,
-      leaseOwner: null,
-      leaseId: null,
-      leaseUntil: null,
-      result: null,
-      error: null,
-      externalId: null,
-      nextPollAt: null,
-      pollErrors: 0,
-      cancelRequested: false,
-      updatedAt: now,
-      finishedAt: null,
-    };
-  }
+
+
 
   get(id: string): Promise<Task | null> {
     this.open();
