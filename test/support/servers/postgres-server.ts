@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinary, freePort, LOOPBACK, spawnServer, stopProcess, tempDir, waitForPort } from './common';
@@ -74,9 +74,17 @@ export async function startPostgresServer(): Promise<SqlServerHandle> {
     '-c', 'log_min_messages=warning',
   ];
   let server = spawnServer(postgres, args, owner ?? {});
+  const pgIsReady = join(binDir, 'pg_isready');
   const boot = async () => {
     try {
       await waitForPort(port, 60_000);
+      // The port opens while the server is still "starting up" (recovery after a restart):
+      // wait until it accepts connections.
+      const deadline = Date.now() + 60_000;
+      while (spawnSync(pgIsReady, ['-q', '-h', LOOPBACK, '-p', String(port), '-U', user]).status !== 0) {
+        if (Date.now() > deadline) throw new Error(`PostgreSQL on port ${port} did not accept connections within 60 s`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
     } catch (e) {
       throw new Error(`${(e as Error).message}\n${server.output()}`);
     }
