@@ -28,7 +28,7 @@ export const QUICK: Sizes = {
   concurrency: 16,
   order: 400,
   backlogLevels: [1_000, 10_000],
-  backlogClaims: 500,
+  backlogClaims: 1_000,
   terminalRows: 0,
   latencyTasks: 100,
   latencyGapMs: 5,

@@ -52,7 +52,7 @@ export function ratio(ours: number | null | undefined, peer: number | null | und
   if (row.better === 'zero' || row.unit === 'x') return '';
   if (ours == null || peer == null || !Number.isFinite(ours) || !Number.isFinite(peer) || ours <= 0 || peer <= 0) return '';
   const r = row.better === 'higher' ? ours / peer : peer / ours;
-  return `${r >= 10 ? r.toFixed(0) : r.toFixed(1)}x`;
+  return `${r >= 10 ? r.toFixed(0) : r >= 0.1 ? r.toFixed(1) : r.toFixed(2)}x`;
 }
 
 /** A Markdown table: rows = measurements, columns = targets, plus ours/peer ratio columns. */

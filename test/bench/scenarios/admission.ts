@@ -38,7 +38,7 @@ export const admission: Scenario = {
   metrics: (s) => [
     {
       metric: 'admission.rate',
-      label: `admission: ${compact(s.admissionTasks)} tasks, 2x${QPS}/s burst ${BURST}, accounts 2, tenants 10 (jobs/s, max ${PROVIDERS * QPS})`,
+      label: `admission: ${compact(s.admissionTasks)} tasks, 2x${QPS}/s burst ${BURST}, accounts 2, tenants 10 (jobs/s, limit ${PROVIDERS * QPS}/s + bursts)`,
       unit: 'jobs/s',
       better: 'higher',
     },

@@ -2,10 +2,12 @@ import { compact, inNamespace, makeJobs, submitAll, type Measurement, type Scena
 import { Countdown, nowMs } from '../lib/stats';
 
 /**
- * The claims are timed in 10 windows; the first warms the worker up, the cost reported is the
- * MEDIAN of the other 9, so a burst of load from elsewhere on the machine moves it little.
+ * The claims are timed in windows of at least 200 claims (two pg-boss batches), at most 10; the
+ * first warms the worker up, the cost reported is the MEDIAN of the others, so a burst of load
+ * from elsewhere on the machine moves it little.
  */
-const WINDOWS = 10;
+const MAX_WINDOWS = 10;
+const MIN_WINDOW = 200;
 
 /**
  * Backlog scaling: claim and finish `backlogClaims` tasks while `level` more stay pending, for
@@ -83,9 +85,10 @@ async function measureLevel(ctx: ScenarioContext, suffix: string, level: number,
     const t = nowMs();
     await submitAll(ctx.target, makeJobs(level + claims, ctx.seed + level), Math.max(ctx.sizes.bulkChunk, 5_000));
     ctx.log(`backlog of ${compact(level + claims)} written in ${((nowMs() - t) / 1000).toFixed(1)} s`);
-    const per = Math.max(1, Math.floor(claims / WINDOWS));
+    const windowCount = Math.max(3, Math.min(MAX_WINDOWS, Math.floor(claims / MIN_WINDOW)));
+    const per = Math.max(1, Math.floor(claims / windowCount));
     const marks: number[] = [];
-    const done = new Countdown(per * WINDOWS, ctx.sizes.phaseTimeoutMs, `backlog ${level}`);
+    const done = new Countdown(per * windowCount, ctx.sizes.phaseTimeoutMs, `backlog ${level}`);
     const worker = await ctx.target.startWorker({
       concurrency: ctx.sizes.concurrency,
       purpose: 'throughput',
