@@ -1,18 +1,4 @@
-import {
-  Allow,
-  IsBoolean,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateIf,
-  validateSync,
-  type ValidationError as ClassValidatorError,
-} from 'class-validator';
+import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationError as ClassValidatorError } from 'class-validator';
 import type { LimitUpdate } from './admission';
 import { ValidationError } from './errors';
 import type { TaskTypeOptions } from './handler';
@@ -41,69 +27,56 @@ export interface SubmitInput<P = unknown> {
   maxAttempts?: number;
 }
 
-const keyMessage = { message: '$property must be 1-255 printable characters without control characters' };
+/**
+ * One constraint per field (not a chain of four): class-validator's cost grows with the number
+ * of constraints, and submit validates every task.
+ */
+function IsKey(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isKey',
+    validator: {
+      validate: (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v),
+      defaultMessage: () => '$property must be 1-255 printable characters without control characters',
+    },
+  });
+}
+
+function IsIntIn(min: number, max: number, message?: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'isIntIn',
+    validator: {
+      validate: (v: unknown) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max,
+      defaultMessage: () => message ?? `$property must be an integer from ${min} to ${max}`,
+    },
+  });
+}
 
 /** class-validator schema of SubmitInput; an instance is filled by Object.assign, validated once. */
 class SubmitInputSchema {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(KEY_MAX)
-  @Matches(KEY_PATTERN, keyMessage)
-  type!: string;
-
-  @Allow()
-  payload?: unknown;
-
+  @IsKey() type!: string;
+  @Allow() payload?: unknown;
+  @IsOptional() @IsIntIn(INT32_MIN, INT32_MAX, Messages.invalidPriority('$value')) priority?: number;
+  @IsOptional() @IsIntIn(0, MAX_DURATION_MS, 'delayMs must be an integer >= 0 (ms from now)') delayMs?: number;
   @IsOptional()
-  @IsInt({ message: Messages.invalidPriority('$value') })
-  @Min(INT32_MIN, { message: Messages.invalidPriority('$value') })
-  @Max(INT32_MAX, { message: Messages.invalidPriority('$value') })
-  priority?: number;
-
-  @IsOptional()
-  @IsInt()
-  @Min(0, { message: 'delayMs must be an integer >= 0 (ms from now)' })
-  @Max(MAX_DURATION_MS)
-  delayMs?: number;
-
-  @ValidateIf((o: SubmitInputSchema) => o.timeoutMs !== undefined && o.timeoutMs !== null)
-  @IsInt()
-  @Min(1, { message: 'timeoutMs must be an integer >= 1 (ms from now), or null for no deadline' })
-  @Max(MAX_DURATION_MS)
+  @IsIntIn(1, MAX_DURATION_MS, 'timeoutMs must be an integer >= 1 (ms from now), or null for no deadline')
   timeoutMs?: number | null;
-
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  providerKey?: string;
-
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  accountId?: string;
-
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  tenantId?: string;
-
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  concurrencyKey?: string;
-
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  idempotencyKey?: string;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  maxAttempts?: number;
+  @IsOptional() @IsKey() providerKey?: string;
+  @IsOptional() @IsKey() accountId?: string;
+  @IsOptional() @IsKey() tenantId?: string;
+  @IsOptional() @IsKey() concurrencyKey?: string;
+  @IsOptional() @IsKey() idempotencyKey?: string;
+  @IsOptional() @IsIntIn(1, 1000) maxAttempts?: number;
 }
 
 class TaskTypeOptionsSchema {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(KEY_MAX) @Matches(KEY_PATTERN, keyMessage)
-  providerKey?: string;
+  @IsOptional() @IsKey() providerKey?: string;
   @IsOptional() @IsBoolean() idempotent?: boolean;
-  @IsOptional() @IsInt() @Min(1) @Max(1000) maxAttempts?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_DURATION_MS) timeoutMs?: number;
-  @IsOptional() @IsInt() @Min(INT32_MIN) @Max(INT32_MAX) defaultPriority?: number;
+  @IsOptional() @IsIntIn(1, 1000) maxAttempts?: number;
+  @IsOptional() @IsIntIn(1, MAX_DURATION_MS) timeoutMs?: number;
+  @IsOptional() @IsIntIn(INT32_MIN, INT32_MAX) defaultPriority?: number;
   @Allow() backoff?: unknown;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_DURATION_MS) pollIntervalMs?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_DURATION_MS) maxPollIntervalMs?: number;
+  @IsOptional() @IsIntIn(1, MAX_DURATION_MS) pollIntervalMs?: number;
+  @IsOptional() @IsIntIn(1, MAX_DURATION_MS) maxPollIntervalMs?: number;
 }
 
 const VALIDATE_OPTIONS = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true } as const;
