@@ -210,7 +210,7 @@ export class Worker {
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));
-    while (this.roundRunning) await new Promise((r) => setTimeout(r, 5));
+    while (this.roundRunning || this.recovering) await new Promise((r) => setTimeout(r, 5));
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.whenIdle(),
