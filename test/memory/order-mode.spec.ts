@@ -3,16 +3,18 @@ import { orderMode } from '../../libs/priority-queue/src/stores/memory/order-mod
 import type { TaskRecord } from '../../libs/priority-queue/src/stores/memory/task-record';
 import { rng } from '../contract/harness';
 
-type Keys = Pick<TaskRecord, 'priority' | 'runAt' | 'createdAt' | 'seq'>;
+type Keys = Pick<TaskRecord, 'priority' | 'runAt' | 'createdAt' | 'seq' | 'rank'>;
 
-/** The order of the lane heaps: (k1, k2) ascending, then tie. */
+/** The order of the lane heaps (lazy-heap.ts): k1, k2, k3 ascending, then non-zero ranks, then tie. */
 function modeCompare(T: number, a: Keys, b: Keys): number {
   const m = orderMode(T);
   const x = a as TaskRecord;
   const y = b as TaskRecord;
-  const [a1, b1, a2, b2] = [m.k1(x), m.k1(y), m.k2(x), m.k2(y)];
-  if (a1 !== b1) return a1 < b1 ? -1 : 1;
-  if (a2 !== b2) return a2 < b2 ? -1 : 1;
+  for (const k of [m.k1, m.k2, m.k3]) {
+    if (k(x) !== k(y)) return k(x) < k(y) ? -1 : 1;
+  }
+  const [ra, rb] = m.usesRank ? [a.rank, b.rank] : [0, 0];
+  if (ra !== 0 && rb !== 0) return Math.sign(ra - rb);
   return Math.sign(m.tie(x, y));
 }
 
@@ -25,17 +27,21 @@ describe('order modes of the memory store agree with compareOrder exactly', () =
       const r = rng(T + 1);
       const tasks: Keys[] = [];
       let seq = 0;
+      let maxCreated = -Infinity;
+      // ranks as the store gives them: seq while createdAt never went back, else 0
+      const rankOf = (createdAt: number, s: number) => (createdAt >= maxCreated ? ((maxCreated = createdAt), s) : 0);
       for (let i = 0; i < 400; i++) {
         const priority = r(3) === 0 ? extremes[r(extremes.length)] : r(7) - 3;
         // runAt differences of 1 ms around keys that tie exactly: runAt = base + k*T
         const k = r(5) - 2;
         const runAt = T0 + (r(2) ? k * T : r(3)) + (r(4) === 0 ? -T0 * 2 : 0);
-        tasks.push({ priority, runAt, createdAt: T0 + r(3), seq: ++seq });
+        const createdAt = T0 + r(3) + Math.floor(i / 50);
+        tasks.push({ priority, runAt, createdAt, seq: ++seq, rank: rankOf(createdAt, seq) });
       }
       // exact ties of the aged key at int32 extremes: runAt - p*T equal, 1 ms off
-      tasks.push({ priority: INT32_MAX, runAt: T0 + T, createdAt: T0, seq: ++seq });
-      tasks.push({ priority: INT32_MAX - 1, runAt: T0, createdAt: T0, seq: ++seq });
-      tasks.push({ priority: INT32_MAX - 1, runAt: T0 + 1, createdAt: T0, seq: ++seq });
+      tasks.push({ priority: INT32_MAX, runAt: T0 + T, createdAt: T0, seq: ++seq, rank: 0 });
+      tasks.push({ priority: INT32_MAX - 1, runAt: T0, createdAt: T0, seq: ++seq, rank: 0 });
+      tasks.push({ priority: INT32_MAX - 1, runAt: T0 + 1, createdAt: T0, seq: ++seq, rank: 0 });
       const wrong: string[] = [];
       for (const a of tasks) {
         for (const b of tasks) {

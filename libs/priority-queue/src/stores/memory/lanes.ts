@@ -65,6 +65,8 @@ export class Lane {
   head: TaskRecord | null = null;
   hk1 = 0;
   hk2 = 0;
+  hk3 = 0;
+  hrank = 0;
 
   constructor(
     /** laneKey() of the admission keys. */
@@ -161,6 +163,8 @@ export class ReadyLanes {
   private less(a: Lane, b: Lane): boolean {
     if (a.hk1 !== b.hk1) return a.hk1 < b.hk1;
     if (a.hk2 !== b.hk2) return a.hk2 < b.hk2;
+    if (a.hk3 !== b.hk3) return a.hk3 < b.hk3;
+    if (a.hrank !== 0 && b.hrank !== 0) return a.hrank < b.hrank;
     return this.tie(a.head!, b.head!) < 0;
   }
 

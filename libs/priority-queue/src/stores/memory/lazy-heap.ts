@@ -1,6 +1,7 @@
 /**
- * A 4-ary min-heap with lazy deletion, keyed by two inline numbers (k1, then k2) and, when both
- * tie, by a comparison of the items themselves.
+ * A 4-ary min-heap with lazy deletion, keyed by inline numbers (k1, k2, k3, then a rank) and, when
+ * those tie, by a comparison of the items themselves. The rank is a shortcut for the last
+ * tie-break: two entries with non-zero ranks order by rank; a zero rank means "compare the items".
  *
  * Why this shape (the memory store holds up to millions of tasks):
  * - keys live in one packed number array, so sifting reads contiguous memory instead of chasing one
@@ -11,8 +12,11 @@
  *   are dropped when they reach the top, and the heap is rebuilt when they outnumber live ones,
  *   so the cost stays amortised O(log n) per operation and memory O(live).
  */
+/** Numbers per entry in `keys`. */
+const S = 5;
+
 export abstract class LazyHeap<T> {
-  /** [k1, k2, token] per entry, interleaved: one cache line holds the keys of 2-3 entries. */
+  /** [k1, k2, k3, rank, token] per entry, interleaved. */
   private keys: number[] = [];
   private items: T[] = [];
   private stale = 0;
@@ -27,9 +31,9 @@ export abstract class LazyHeap<T> {
     return this.items.length;
   }
 
-  push(item: T, k1: number, k2: number, token: number): void {
+  push(item: T, k1: number, k2: number, token: number, k3 = 0, rank = 0): void {
     const i = this.items.length;
-    this.keys.push(k1, k2, token);
+    this.keys.push(k1, k2, k3, rank, token);
     this.items.push(item);
     this.siftUp(i);
   }
@@ -37,7 +41,7 @@ export abstract class LazyHeap<T> {
   /** The live item with the smallest key, after dropping dead entries from the top. */
   top(): T | undefined {
     const items = this.items;
-    while (items.length > 0 && !this.isLive(items[0], this.keys[2])) {
+    while (items.length > 0 && !this.isLive(items[0], this.keys[4])) {
       this.removeTop();
       this.stale--;
     }
@@ -51,6 +55,14 @@ export abstract class LazyHeap<T> {
 
   topK2(): number {
     return this.keys[1];
+  }
+
+  topK3(): number {
+    return this.keys[2];
+  }
+
+  topRank(): number {
+    return this.keys[3];
   }
 
   /** Removes the top entry; call after top() returned an item (it is then live). */
@@ -67,35 +79,33 @@ export abstract class LazyHeap<T> {
   /** Live items in no particular order (for rebuilding other structures and for tests). */
   liveItems(): T[] {
     const out: T[] = [];
-    for (let i = 0; i < this.items.length; i++) if (this.isLive(this.items[i], this.keys[3 * i + 2])) out.push(this.items[i]);
+    for (let i = 0; i < this.items.length; i++) if (this.isLive(this.items[i], this.keys[S * i + 4])) out.push(this.items[i]);
     return out;
   }
 
   private less(i: number, j: number): boolean {
     const keys = this.keys;
-    const a = keys[3 * i];
-    const b = keys[3 * j];
-    if (a !== b) return a < b;
-    const c = keys[3 * i + 1];
-    const d = keys[3 * j + 1];
-    if (c !== d) return c < d;
+    const a = S * i;
+    const b = S * j;
+    if (keys[a] !== keys[b]) return keys[a] < keys[b];
+    if (keys[a + 1] !== keys[b + 1]) return keys[a + 1] < keys[b + 1];
+    if (keys[a + 2] !== keys[b + 2]) return keys[a + 2] < keys[b + 2];
+    const ra = keys[a + 3];
+    const rb = keys[b + 3];
+    if (ra !== 0 && rb !== 0) return ra < rb;
     return this.tie(this.items[i], this.items[j]) < 0;
   }
 
   private swap(i: number, j: number): void {
     const keys = this.keys;
     const items = this.items;
-    const a = 3 * i;
-    const b = 3 * j;
-    let n = keys[a];
-    keys[a] = keys[b];
-    keys[b] = n;
-    n = keys[a + 1];
-    keys[a + 1] = keys[b + 1];
-    keys[b + 1] = n;
-    n = keys[a + 2];
-    keys[a + 2] = keys[b + 2];
-    keys[b + 2] = n;
+    const a = S * i;
+    const b = S * j;
+    for (let k = 0; k < S; k++) {
+      const n = keys[a + k];
+      keys[a + k] = keys[b + k];
+      keys[b + k] = n;
+    }
     const it = items[i];
     items[i] = items[j];
     items[j] = it;
@@ -127,7 +137,7 @@ export abstract class LazyHeap<T> {
   private removeTop(): void {
     const last = this.items.length - 1;
     if (last > 0) this.swap(0, last);
-    this.keys.length = 3 * last;
+    this.keys.length = S * last;
     this.items.pop();
     if (last > 1) this.siftDown(0);
   }
@@ -137,14 +147,12 @@ export abstract class LazyHeap<T> {
     const items = this.items;
     let w = 0;
     for (let r = 0; r < items.length; r++) {
-      if (!this.isLive(items[r], keys[3 * r + 2])) continue;
-      keys[3 * w] = keys[3 * r];
-      keys[3 * w + 1] = keys[3 * r + 1];
-      keys[3 * w + 2] = keys[3 * r + 2];
+      if (!this.isLive(items[r], keys[S * r + 4])) continue;
+      for (let k = 0; k < S; k++) keys[S * w + k] = keys[S * r + k];
       items[w] = items[r];
       w++;
     }
-    keys.length = 3 * w;
+    keys.length = S * w;
     items.length = w;
     this.stale = 0;
     for (let i = (w - 2) >> 2; i >= 0; i--) this.siftDown(i);

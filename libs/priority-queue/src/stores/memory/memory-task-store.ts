@@ -105,6 +105,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly statusIndex = new StatusIndex<TaskRecord>();
   private readonly statusCounts: number[] = new Array<number>(STATUS_COUNT).fill(0);
   private seq = 0;
+  /** Latest createdAt so far (creation ranks, see order-mode.ts). */
+  private maxCreatedAt = -Infinity;
   private token = 0;
   private leaseCounter = 0;
   private readonly leasePrefix = randomUUID().slice(0, 8) + '-';
@@ -183,7 +185,13 @@ export class MemoryTaskStore implements TaskStore {
         }
       }
       const lane = this.laneOf(input);
-      const r = newRecord(input, now, ++this.seq, lane);
+      const seq = ++this.seq;
+      let rank = 0;
+      if (now >= this.maxCreatedAt) {
+        rank = seq; // created no earlier than every task before it: seq orders like (createdAt, seq)
+        this.maxCreatedAt = now;
+      }
+      const r = newRecord(input, now, seq, lane, rank);
       const size = this.tasks.size;
       this.tasks.set(r.id, r); // one hash operation: a taken id shows as an unchanged size
       if (this.tasks.size === size) this.rejectTakenId(r, out, i);
@@ -681,6 +689,8 @@ export class MemoryTaskStore implements TaskStore {
     lane.head = head;
     lane.hk1 = lane.heap.topK1();
     lane.hk2 = lane.heap.topK2();
+    lane.hk3 = lane.heap.topK3();
+    lane.hrank = lane.heap.topRank();
     if (lane.state === LANE_READY) this.ready.update(lane);
     else if (lane.state === LANE_IDLE) {
       lane.state = LANE_READY;
@@ -732,7 +742,8 @@ export class MemoryTaskStore implements TaskStore {
     const lane = r.lane!;
     r.queue = QUEUE_DUE;
     r.qTok = this.nextToken();
-    lane.heap.push(r, this.order.k1(r), this.order.k2(r), r.qTok);
+    const o = this.order;
+    lane.heap.push(r, o.k1(r), o.k2(r), r.qTok, o.k3(r), o.usesRank ? r.rank : 0);
     lane.live++;
     const b = this.buckets.get(r.priority)!;
     b.heap.push(r, r.runAt, r.seq, r.qTok);

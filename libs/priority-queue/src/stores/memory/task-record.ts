@@ -87,11 +87,13 @@ export interface TaskRecord {
   pTok: number;
   /** SUBMITTED / RUNNING whose lease expired but was not cleared yet (see claimPolls). */
   expiredLease: boolean;
+  /** Creation rank (order-mode.ts): seq when no task before it has a later createdAt, else 0. */
+  rank: number;
 }
 
 const SC_NEW = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
 
-export function newRecord(input: NewTask, now: number, seq: number, lane: Lane): TaskRecord {
+export function newRecord(input: NewTask, now: number, seq: number, lane: Lane, rank: number): TaskRecord {
   const p = input.payload;
   const isObject = typeof p === 'object' && p !== null;
   return {
@@ -137,6 +139,7 @@ export function newRecord(input: NewTask, now: number, seq: number, lane: Lane):
     poll: POLL_NONE,
     pTok: 0,
     expiredLease: false,
+    rank,
   };
 }
 
