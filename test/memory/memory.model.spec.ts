@@ -7,6 +7,6 @@ const factory = {
   },
 };
 
-// the default runs, plus more runs on other seeds: the memory store is fast enough for them
-describeModelBasedTest({ name: 'memory', ...factory });
+// test/model/memory.model.spec.ts runs the default seeds (and test/contract/memory.contract.spec.ts
+// the contract suite); these are more runs on other seeds: the memory store is fast enough for them
 describeModelBasedTest({ name: 'memory (more seeds)', ...factory }, { seed: 777_001, numRuns: 150, agingRuns: 60, maxOps: 120 });
