@@ -17,7 +17,11 @@ const str = (v: string | undefined): string | null => (v === undefined ? null : 
 const num = (v: string | undefined): number | null => (v === undefined ? null : Number(v));
 
 export function decodeTask(flat: readonly string[]): Task {
-  const h = hashToObject(flat);
+  return decodeHash(hashToObject(flat));
+}
+
+/** A task hash (field -> value, as HGETALL gives it) to a fresh Task. */
+export function decodeHash(h: Readonly<Record<string, string>>): Task {
   return {
     id: h.id,
     idempotencyKey: str(h.idempotencyKey),

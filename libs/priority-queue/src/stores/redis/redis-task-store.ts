@@ -33,12 +33,14 @@ import {
   changeArg,
   createArgs,
   createdTask,
+  decodeHash,
   decodeTask,
   hashToObject,
   optArg,
   serializePayload,
 } from './codec';
 import { queueKeys, type QueueKeys } from './keys';
+import { LeaseCache } from './lease-cache';
 import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
 
@@ -52,6 +54,20 @@ export interface RedisTaskStoreOptions extends StoreOptions {
 }
 
 type Flat = string[];
+
+interface PendingComplete {
+  fence: Fence;
+  status: string;
+  /** JSON, or null for a null result. */
+  result: string | null;
+  /** changeArg of the error: '~' unchanged, '' null, '+' .. text. */
+  error: string;
+  resolve(task: Task): void;
+  reject(error: unknown): void;
+}
+
+/** Most completes sent in one script call. */
+const MAX_COMPLETE_BATCH = 500;
 
 /**
  * TaskStore on Redis (ioredis 5). Every state change is one Lua script (./lua, one file per
@@ -68,6 +84,12 @@ export class RedisTaskStore implements TaskStore {
   private readonly wakes: WakeSubscriptions;
   private initialized: Promise<void> | null = null;
   private closed = false;
+  /** Hashes of the tasks handed out under a lease (see lease-cache.ts). */
+  private readonly leased = new LeaseCache();
+  /** Completes gathered during this event-loop turn, sent as one script call. */
+  private completes: PendingComplete[] = [];
+  private completeFlush: NodeJS.Immediate | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: RedisTaskStoreOptions) {
     const aging = options.agingIntervalMs ?? 0;
@@ -106,7 +128,14 @@ export class RedisTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.completeFlush) {
+      clearImmediate(this.completeFlush);
+      this.completeFlush = null;
+    }
+    while (this.completes.length) this.flushCompletes();
+    await Promise.all([...this.inFlight]);
     this.closed = true;
+    this.leased.clear();
     await this.wakes.closeAll();
   }
 
@@ -156,14 +185,26 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
-    const [claimed, timedOut, wake] = (await this.run('claim_submissions', [
+    const lbase = leasePrefix();
+    const [now, leaseUntil, claimed, timedOut, wake] = (await this.run('claim_submissions', [
       request.owner,
       String(Math.max(0, request.limit)),
       String(request.leaseMs),
-      leasePrefix(),
-    ])) as [Flat[], Flat[], string?];
+      lbase,
+    ])) as [string, string, Flat[], Flat[], string?];
     return {
-      claimed: claimed.map(decodeTask),
+      // the script returns each hash as it was before the claim: apply the claim's writes
+      claimed: claimed.map((flat, i) => {
+        const h = hashToObject(flat);
+        h.status = TaskStatus.SUBMITTING;
+        h.leaseOwner = request.owner;
+        h.leaseId = lbase + (i + 1);
+        h.leaseUntil = leaseUntil;
+        h.updatedAt = now;
+        h.version = String(Number(h.version) + 1);
+        this.leased.set(h.id, h);
+        return decodeHash(h);
+      }),
       timedOut: timedOut.map(decodeTask),
       nextWakeAt: wake === undefined || wake === null ? null : Number(wake),
     };
@@ -177,7 +218,7 @@ export class RedisTaskStore implements TaskStore {
       String(request.leaseMs),
       leasePrefix(),
     ])) as Flat[];
-    return rows.map(decodeTask);
+    return rows.map((flat) => this.remember(flat));
   }
 
   async renewLease(fence: Fence, leaseMs: number): Promise<Task> {
@@ -197,9 +238,67 @@ export class RedisTaskStore implements TaskStore {
     ]);
   }
 
+  /**
+   * Completes issued during one event-loop turn go to Redis as one script call (each checked and
+   * applied on its own); a task this store handed out is rebuilt here instead of read back.
+   */
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+    this.assertOpen();
     const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
-    return this.fenced('complete', fence, [outcome.status, optArg(result), changeArg(outcome.error)]);
+    return new Promise<Task>((resolve, reject) => {
+      this.completes.push({ fence, status: outcome.status, result, error: changeArg(outcome.error), resolve, reject });
+      this.completeFlush ??= setImmediate(() => {
+        this.completeFlush = null;
+        while (this.completes.length) this.flushCompletes();
+      });
+    });
+  }
+
+  private flushCompletes(): void {
+    const batch = this.completes.splice(0, MAX_COMPLETE_BATCH);
+    const known = batch.map((c) => this.leased.match(c.fence.id, c.fence.leaseId, c.fence.version));
+    const args: string[] = [String(batch.length)];
+    batch.forEach((c, i) =>
+      args.push(c.fence.id, c.fence.leaseId, String(c.fence.version), c.status, optArg(c.result), c.error, known[i] ? '1' : '0'),
+    );
+    const done = this.run('complete', args).then(
+      (reply) => {
+        const [now, ...rows] = reply as [string, ...Array<1 | string | Flat>];
+        batch.forEach((c, i) => {
+          try {
+            c.resolve(this.completed(c, rows[i], known[i], now));
+          } catch (e) {
+            c.reject(e);
+          }
+        });
+      },
+      (e) => {
+        for (const c of batch) c.reject(this.mapError(e, 'complete', c.fence.id));
+      },
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  /** One complete's reply: the task as written, or the error the script reported for it. */
+  private completed(c: PendingComplete, row: 1 | string | Flat, cached: Record<string, string> | undefined, now: string): Task {
+    const id = c.fence.id;
+    if (typeof row === 'string') throw this.mapError(new Error(row), 'complete', id);
+    this.leased.delete(id);
+    if (Array.isArray(row)) return decodeTask(row);
+    const h = { ...cached! };
+    h.status = c.status;
+    h.finishedAt = now;
+    h.updatedAt = now;
+    h.version = String(c.fence.version + 1);
+    delete h.leaseOwner;
+    delete h.leaseId;
+    delete h.leaseUntil;
+    if (c.result === null) delete h.result;
+    else h.result = c.result;
+    if (c.error === '') delete h.error;
+    else if (c.error !== '~') h.error = c.error.slice(1);
+    return decodeHash(h);
   }
 
   async retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
@@ -339,7 +438,15 @@ export class RedisTaskStore implements TaskStore {
 
   private async fenced(name: ScriptName, fence: Fence, args: string[]): Promise<Task> {
     const flat = (await this.run(name, [fence.id, fence.leaseId, String(fence.version), ...args], fence.id)) as Flat;
-    return decodeTask(flat);
+    return this.remember(flat);
+  }
+
+  /** Decodes a task hash; keeps it in the lease cache while it holds a lease. */
+  private remember(flat: Flat): Task {
+    const h = hashToObject(flat);
+    if (h.leaseId !== undefined) this.leased.set(h.id, h);
+    else this.leased.delete(h.id);
+    return decodeHash(h);
   }
 
   private async run(name: ScriptName, args: readonly string[], taskId?: string): Promise<unknown> {

@@ -3,11 +3,15 @@
 -- resource that refused it, so it never blocks later candidates). Admission (pause, GCRA rate,
 -- account, tenant, concurrency key) is checked and consumed here, each claim counting against
 -- the next. A head past its deadline becomes TIMED_OUT without admission or token.
--- Cost: O((k + parkings + timeouts) * log n), plus moving due delayed tasks into their lanes.
+-- Cost: O((k + parkings + timeouts) * log n), plus moving due delayed tasks into their lanes;
+-- candidates are taken a lane run at a time, index writes are one command per index and call.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
--- Returns: { claimed (HGETALL each), timedOut (HGETALL each), nextWakeAt (ms string) or nil }
+-- Returns: { now, leaseUntil, claimed, timedOut, nextWakeAt (ms string) or nil }: claimed = the HGETALL
+--          of each claimed task as it was BEFORE the claim (the caller applies status SUBMITTING,
+--          leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
+--          timedOut = HGETALL of each task that timed out
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local MAX_PROMOTE, MAX_TIMEOUTS = 5000, 1000
 
@@ -64,98 +68,194 @@ local function inUse(key, field)
   end
   return v
 end
-local function use(key, field)
-  local c = useCache[key]
-  if not c then
-    c = {}
-    useCache[key] = c
-  end
-  c[field] = redis.call('HINCRBY', key, field, 1)
-end
 
--- First limit of a lane without room: returns the resource to park on (and for a rate refusal
--- the time the next token is due), or nil plus the provider's new GCRA TAT (or nil).
-local function admit(prov, acct, ten, ck)
+-- How many of `want` candidates of a lane (admission keys prov, acct, ten, ck) may start now, the
+-- claims made so far counted. 0 comes with the resource to park on (and for a rate refusal the
+-- time the next token is due).
+local function room(want, prov, acct, ten, ck)
   local pl = providerLimits(prov)
-  if pl[1] == '1' then return 'p' .. SEP .. prov end
-  local qps, tat = tonumber(pl[2]), nil
+  if pl[1] == '1' then return 0, 'p' .. SEP .. prov end
+  local n = want
+  local qps = tonumber(pl[2])
   if qps then
+    -- GCRA, one token per claim (core/admission.ts gcra, applied claim by claim)
     local burst = tonumber(pl[3]) or 1
     local interval = 1000 / qps
-    local nxt = math.max(pl.tat, NOW) + interval
-    if nxt - NOW > burst * interval + 1e-9 then return 'r' .. SEP .. prov, nxt - burst * interval end
-    tat = nxt
+    local t, k = pl.tat, 0
+    while k < n do
+      local nxt = math.max(t, NOW) + interval
+      if nxt - NOW > burst * interval + 1e-9 then
+        if k == 0 then return 0, 'r' .. SEP .. prov, nxt - burst * interval end
+        break
+      end
+      t, k = nxt, k + 1
+    end
+    n = k
   end
   if acct then
     local ak = prov .. SEP .. acct
     local lim = limitOf(K.lim_a, ak) or tonumber(pl[4])
-    if lim and inUse(K.inflight_a, ak) >= lim then return 'a' .. SEP .. ak end
+    if lim then
+      local r = lim - inUse(K.inflight_a, ak)
+      if r <= 0 then return 0, 'a' .. SEP .. ak end
+      if r < n then n = r end
+    end
   end
   if ten then
     local lim = limitOf(K.lim_t, ten) or limitOf(K.lim_meta, 'defaultTenantQuota')
-    if lim and inUse(K.inflight_t, ten) >= lim then return 't' .. SEP .. ten end
-  end
-  if ck then
-    local lim = limitOf(K.lim_c, ck) or 1
-    if inUse(K.inflight_c, ck) >= lim then return 'c' .. SEP .. ck end
-  end
-  return nil, nil, tat
-end
-
--- The head of a ready lane was taken: the lane moves to its next head, or leaves ready.
-local function advanceLane(lane, readyMember, headMember, pri, id)
-  local lk = dk('lane', lane)
-  redis.call('ZREM', lk, headMember)
-  redis.call('ZREM', dk('due', pri), id)
-  redis.call('ZREM', K.ready, readyMember)
-  local head = redis.call('ZRANGE', lk, 0, 0)[1]
-  if head then
-    local m = string.sub(head, 1, KEYW) .. lane
-    redis.call('ZADD', K.ready, 0, m)
-    redis.call('HSET', K.laneready, lane, m)
-  else
-    redis.call('HDEL', K.laneready, lane)
-  end
-end
-
-local claimed, timedOut = {}, {}
-local leaseUntil = fmt(NOW + leaseMs)
-while not backlog and #claimed < limit do
-  local m = redis.call('ZRANGE', K.ready, 0, 0)[1]
-  if not m then break end
-  local lane = string.sub(m, KEYW + 1)
-  local head = redis.call('ZRANGE', dk('lane', lane), 0, 0)[1]
-  local id = string.sub(head, KEYW + 1)
-  local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'deadlineAt', 'seq', 'priority', 'version')
-  local deadline = tonumber(f[5])
-  if deadline and deadline <= NOW then
-    if #timedOut >= MAX_TIMEOUTS then break end
-    finalize(id, 'TIMED_OUT')
-    timedOut[#timedOut + 1] = taskOf(id)
-  else
-    local res, retryAt, tat = admit(f[1], f[2], f[3], f[4])
-    if res then
-      park(lane, res)
-      if retryAt then redis.call('ZADD', K.ratewake, fmt(math.ceil(retryAt)), f[1]) end
-    else
-      if tat then
-        provCache[f[1]].tat = tat
-        redis.call('HSET', K.gcra, f[1], string.format('%.17g', tat))
-      end
-      -- the stale `_k` field is harmless: enqueue rewrites or removes it when the task is pending again
-      advanceLane(lane, m, head, f[7], id)
-      moveStatus(id, PENDING, SUBMITTING, f[6], f[7])
-      redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. (#claimed + 1),
-        'leaseUntil', leaseUntil, 'updatedAt', fmt(NOW), 'version', fmt(tonumber(f[8]) + 1))
-      redis.call('ZADD', K.leases, leaseUntil, id)
-      redis.call('HINCRBY', K.inflight_p, f[1], 1)
-      if f[2] then use(K.inflight_a, f[1] .. SEP .. f[2]) end
-      if f[3] then use(K.inflight_t, f[3]) end
-      if f[4] then use(K.inflight_c, f[4]) end
-      claimed[#claimed + 1] = taskOf(id)
+    if lim then
+      local r = lim - inUse(K.inflight_t, ten)
+      if r <= 0 then return 0, 't' .. SEP .. ten end
+      if r < n then n = r end
     end
   end
+  if ck then
+    local r = (limitOf(K.lim_c, ck) or 1) - inUse(K.inflight_c, ck)
+    if r <= 0 then return 0, 'c' .. SEP .. ck end
+    if r < n then n = r end
+  end
+  return n
+end
+
+-- Index writes of the claimed tasks, gathered and done with one command per index at the end.
+local stRem, stAdd, leaseAdd, dueRem, pendDec, provInc = {}, {}, {}, {}, {}, {}
+local claimed, timedOut = {}, {}
+local leaseUntil = fmt(NOW + leaseMs)
+local nowS = fmt(NOW)
+local laneKeys = {}
+local stop = false
+
+-- Candidates are taken lane by lane: all members of the best ready lane that come before the
+-- head of the second-best one are the next candidates in DESIGN §2 order, and they share every
+-- admission key, so one admission check says how many of them may start.
+while not stop and not backlog and #claimed < limit do
+  local top = redis.call('ZRANGE', K.ready, 0, 1)
+  local m = top[1]
+  if not m then break end
+  local lane = string.sub(m, KEYW + 1)
+  local lk = dk('lane', lane)
+  local want = limit - #claimed
+  local members
+  if top[2] then
+    members = redis.call('ZRANGE', lk, '-', '(' .. string.sub(top[2], 1, KEYW), 'BYLEX', 'LIMIT', 0, want)
+  else
+    members = redis.call('ZRANGE', lk, 0, want - 1)
+  end
+  local ak = laneKeys[lane]
+  if not ak then
+    ak = redis.call('HMGET', dk('task', string.sub(members[1], KEYW + 1)), 'providerKey', 'accountId', 'tenantId', 'concurrencyKey')
+    laneKeys[lane] = ak
+  end
+  local prov, acct, ten, ck = ak[1], ak[2], ak[3], ak[4]
+  local n, res, retryAt = room(#members, prov, acct, ten, ck)
+  local taken, used, expired = 0, 0, {}
+  if n == 0 then
+    -- refused: the head still times out when due to, else the lane parks
+    local id = string.sub(members[1], KEYW + 1)
+    local deadline = tonumber(redis.call('HGET', dk('task', id), 'deadlineAt'))
+    if deadline and deadline <= NOW then
+      if #timedOut >= MAX_TIMEOUTS then break end
+      taken = 1
+      expired[1] = id
+    else
+      park(lane, res)
+      if retryAt then redis.call('ZADD', K.ratewake, fmt(math.ceil(retryAt)), prov) end
+    end
+  else
+    local pl = providerLimits(prov)
+    local qps = tonumber(pl[2])
+    local interval = qps and 1000 / qps
+    for i = 1, #members do
+      if used >= n then break end
+      local id = string.sub(members[i], KEYW + 1)
+      local tk = dk('task', id)
+      local flat = redis.call('HGETALL', tk)
+      local deadline, version, seq, pri
+      for j = 1, #flat, 2 do
+        local k = flat[j]
+        if k == 'deadlineAt' then deadline = tonumber(flat[j + 1])
+        elseif k == 'version' then version = flat[j + 1]
+        elseif k == 'seq' then seq = flat[j + 1]
+        elseif k == 'priority' then pri = flat[j + 1]
+        end
+      end
+      if deadline and deadline <= NOW then
+        if #timedOut + #expired >= MAX_TIMEOUTS then
+          stop = true
+          break
+        end
+        expired[#expired + 1] = id
+      else
+        used = used + 1
+        if interval then pl.tat = math.max(pl.tat, NOW) + interval end
+        claimed[#claimed + 1] = flat
+        redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
+          'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
+        stRem[#stRem + 1] = id
+        stAdd[#stAdd + 1] = seq
+        stAdd[#stAdd + 1] = id
+        leaseAdd[#leaseAdd + 1] = leaseUntil
+        leaseAdd[#leaseAdd + 1] = id
+        local d = dueRem[pri]
+        if not d then
+          d = {}
+          dueRem[pri] = d
+        end
+        d[#d + 1] = id
+        pendDec[pri] = (pendDec[pri] or 0) + 1
+      end
+      taken = i
+    end
+    if used > 0 then
+      if interval then redis.call('HSET', K.gcra, prov, string.format('%.17g', pl.tat)) end
+      provInc[prov] = (provInc[prov] or 0) + used
+      if acct then
+        local a = prov .. SEP .. acct
+        useCache[K.inflight_a] = useCache[K.inflight_a] or {}
+        useCache[K.inflight_a][a] = redis.call('HINCRBY', K.inflight_a, a, used)
+      end
+      if ten then
+        useCache[K.inflight_t] = useCache[K.inflight_t] or {}
+        useCache[K.inflight_t][ten] = redis.call('HINCRBY', K.inflight_t, ten, used)
+      end
+      if ck then
+        useCache[K.inflight_c] = useCache[K.inflight_c] or {}
+        useCache[K.inflight_c][ck] = redis.call('HINCRBY', K.inflight_c, ck, used)
+      end
+    end
+  end
+  if taken > 0 then
+    -- the lane moves to its next head, or leaves ready
+    redis.call('ZREMRANGEBYRANK', lk, 0, taken - 1)
+    redis.call('ZREM', K.ready, m)
+    local head = redis.call('ZRANGE', lk, 0, 0)[1]
+    if head then
+      local hm = string.sub(head, 1, KEYW) .. lane
+      redis.call('ZADD', K.ready, 0, hm)
+      redis.call('HSET', K.laneready, lane, hm)
+    else
+      redis.call('HDEL', K.laneready, lane)
+    end
+    -- out of its lane already: finalize only updates the other indexes
+    for _, id in ipairs(expired) do
+      finalize(id, 'TIMED_OUT')
+      timedOut[#timedOut + 1] = taskOf(id)
+    end
+  end
+end
+
+local function chunked(cmd, key, list, step)
+  for i = 1, #list, step do
+    redis.call(cmd, key, unpack(list, i, math.min(i + step - 1, #list)))
+  end
+end
+if #stRem > 0 then
+  chunked('ZREM', dk('status', PENDING), stRem, 1000)
+  chunked('ZADD', dk('status', SUBMITTING), stAdd, 2000)
+  chunked('ZADD', K.leases, leaseAdd, 2000)
+  for pri, ids in pairs(dueRem) do chunked('ZREM', dk('due', pri), ids, 1000) end
+  for pri, c in pairs(pendDec) do hincr(K.pendcount, pri, -c) end
+  for prov, c in pairs(provInc) do redis.call('HINCRBY', K.inflight_p, prov, c) end
 end
 
 -- tell idle workers when due work is left that this call moved in but did not take
@@ -170,5 +270,5 @@ else
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end
 wake()
-if nextWake then return { claimed, timedOut, fmt(nextWake) } end
-return { claimed, timedOut }
+if nextWake then return { nowS, leaseUntil, claimed, timedOut, fmt(nextWake) } end
+return { nowS, leaseUntil, claimed, timedOut }

@@ -1,33 +1,93 @@
--- complete: terminal transition from a held lease: status, result / error, finishedAt = now,
--- lease cleared, slots freed (publishes a wake when that unparks lanes). Fenced.
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, inflight_*, lanepark, parkedres,
---       ready, laneready
--- ARGV[4] id, ARGV[5] leaseId, ARGV[6] version, ARGV[7] terminal status, ARGV[8] result JSON
---         (opt), ARGV[9] error (opt; '~' = unchanged)
--- Returns: the task (HGETALL); errors PQ_NOTFOUND, PQ_STALE, PQ_STATE <status>
-local id = ARGV[4]
-local f = redis.call('HMGET', dk('task', id), 'leaseId', unpack(FINAL_FIELDS))
-if not f[2] then fail('PQ_NOTFOUND') end
-if f[1] ~= ARGV[5] or f[10] ~= ARGV[6] then fail('PQ_STALE') end
-table.remove(f, 1)
-if not INFLIGHT[f[1]] then fail('PQ_STATE ' .. f[1]) end
-local extra, dels = {}, {}
-local result = opt(ARGV[8])
-if result then
-  extra[#extra + 1] = 'result'
-  extra[#extra + 1] = result
-else
-  dels[#dels + 1] = 'result'
+-- complete: terminal transitions from held leases, several tasks per call (the store gathers the
+-- completes issued in one event-loop turn); each one is checked and applied on its own, as if
+-- called alone: status, result / error, finishedAt = now, lease cleared, slots freed (publishes
+-- a wake when that unparks lanes). Fenced.
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
+--       inflight_*, lanepark, parkedres, ready, laneready
+-- ARGV[4] n, then 7 per task: id, leaseId, version, terminal status, result JSON (opt),
+--         error (opt; '~' = unchanged), '1' when the caller holds the task at this version (it
+--         rebuilds the written task itself) else '0'
+-- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
+--          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
+local n = tonumber(ARGV[4])
+local nowS = fmt(NOW)
+local out = { nowS }
+local leaseRem, pollRem, deadRem, finAdd, provDec, stRem, stAdd = {}, {}, {}, {}, {}, {}, {}
+local function push(t, k, ...)
+  local l = t[k]
+  if not l then
+    l = {}
+    t[k] = l
+  end
+  for _, v in ipairs({ ... }) do l[#l + 1] = v end
 end
-if ARGV[9] ~= '~' then
-  local e = opt(ARGV[9])
-  if e then
-    extra[#extra + 1] = 'error'
-    extra[#extra + 1] = e
+for i = 0, n - 1 do
+  local a = 5 + i * 7
+  local id, to = ARGV[a], ARGV[a + 3]
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
+    'concurrencyKey', 'deadlineAt')
+  local st = f[3]
+  if not st then
+    out[#out + 1] = 'PQ_NOTFOUND'
+  elseif f[1] ~= ARGV[a + 1] or f[2] ~= ARGV[a + 2] then
+    out[#out + 1] = 'PQ_STALE'
+  elseif not INFLIGHT[st] then
+    out[#out + 1] = 'PQ_STATE ' .. st
   else
-    dels[#dels + 1] = 'error'
+    local prov, acct, ten, ck = f[5], f[6], f[7], f[8]
+    provDec[prov] = (provDec[prov] or 0) + 1
+    if acct then
+      hincr(K.inflight_a, prov .. SEP .. acct, -1)
+      unpark('a' .. SEP .. prov .. SEP .. acct)
+    end
+    if ten then
+      hincr(K.inflight_t, ten, -1)
+      unpark('t' .. SEP .. ten)
+    end
+    if ck then
+      hincr(K.inflight_c, ck, -1)
+      unpark('c' .. SEP .. ck)
+    end
+    leaseRem[#leaseRem + 1] = id
+    if st ~= SUBMITTING then pollRem[#pollRem + 1] = id end
+    if f[9] then deadRem[#deadRem + 1] = id end
+    push(stRem, st, id)
+    push(stAdd, to, f[4], id)
+    finAdd[#finAdd + 1] = nowS
+    finAdd[#finAdd + 1] = id
+    local set = { 'status', to, 'finishedAt', nowS, 'updatedAt', nowS, 'version', fmt(tonumber(f[2]) + 1) }
+    local del = { 'leaseOwner', 'leaseId', 'leaseUntil' }
+    local result = opt(ARGV[a + 4])
+    if result then
+      set[#set + 1] = 'result'
+      set[#set + 1] = result
+    else
+      del[#del + 1] = 'result'
+    end
+    local e = ARGV[a + 5]
+    if e ~= '~' then
+      e = opt(e)
+      if e then
+        set[#set + 1] = 'error'
+        set[#set + 1] = e
+      else
+        del[#del + 1] = 'error'
+      end
+    end
+    redis.call('HDEL', tk, unpack(del))
+    redis.call('HSET', tk, unpack(set))
+    if ARGV[a + 6] == '1' then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
   end
 end
-finalizeKnown(id, f, ARGV[7], extra, dels)
+if #leaseRem > 0 then
+  redis.call('ZREM', K.leases, unpack(leaseRem))
+  if #pollRem > 0 then redis.call('ZREM', K.polls, unpack(pollRem)) end
+  if #deadRem > 0 then redis.call('ZREM', K.deadlines, unpack(deadRem)) end
+  for s, ids in pairs(stRem) do redis.call('ZREM', dk('status', s), unpack(ids)) end
+  for s, list in pairs(stAdd) do redis.call('ZADD', dk('status', s), unpack(list)) end
+  redis.call('ZADD', K.finished, unpack(finAdd))
+  for prov, c in pairs(provDec) do hincr(K.inflight_p, prov, -c) end
+end
 wake()
-return taskOf(id)
+return out
