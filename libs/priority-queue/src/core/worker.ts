@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { backoffDelay } from './backoff';
-import { NotSubmittedError, PermanentError, StaleLeaseError } from './errors';
 import { TaskEvents } from './events';
-import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import type { TaskTypeRegistry } from './registry';
+import { TaskRun, type TaskRunContext } from './task-run';
 import type { TaskStore } from './task-store.port';
-import { fenceOf, TaskStatus, type Fence, type Task } from './task';
+import { TaskStatus, type Task } from './task';
 import { NodeTimerHost, type TimerHost } from './timers';
 
 export interface WorkerOptions {
@@ -42,11 +40,7 @@ export interface WorkerOptions {
 }
 
 interface ActiveRun {
-  task: Task;
-  fence: Fence;
-  abort: AbortController;
-  renew: NodeJS.Timeout | null;
-  lost: boolean;
+  run: TaskRun;
   done: Promise<void>;
 }
 
@@ -88,6 +82,7 @@ export class Worker {
   /** storeNow - Date.now(), refreshed at each sweep, to turn store times into local delays. */
   private clockOffset = 0;
   private recovering = false;
+  private readonly runContext: TaskRunContext;
 
   constructor(options: WorkerOptions) {
     this.store = options.store;
@@ -105,6 +100,16 @@ export class Worker {
     this.timers = options.timers ?? new NodeTimerHost();
     this.random = options.random ?? Math.random;
     this.onError = options.onError ?? (() => undefined);
+    this.runContext = {
+      store: this.store,
+      registry: this.registry,
+      events: this.events,
+      owner: this.owner,
+      leaseMs: this.leaseMs,
+      random: this.random,
+      onError: this.onError,
+      pollScheduled: (ms) => this.pollScheduled(ms),
+    };
   }
 
   /** Handler calls in progress. */
@@ -217,18 +222,7 @@ export class Worker {
       new Promise<void>((r) => (graceTimer = setTimeout(r, this.graceMs))),
     ]);
     clearTimeout(graceTimer);
-    const left = [...this.active.values()];
-    for (const run of left) {
-      run.abort.abort(new Error('worker shutting down'));
-      this.clearRenew(run);
-    }
-    await Promise.all(
-      left.map(async (run) => {
-        if (run.lost || run.task.status !== TaskStatus.SUBMITTING || !run.task.idempotent) return;
-        run.lost = true;
-        await this.write(run, TaskStatus.SUBMITTING, () => this.store.retry(run.fence, { delayMs: 0, error: 'handed back: worker shut down' }));
-      }),
-    );
+    await Promise.all([...this.active.values()].map(({ run }) => run.handBack().catch((e) => this.onError(e))));
   }
 
   private async round(): Promise<void> {
@@ -265,202 +259,20 @@ export class Worker {
   }
 
   private dispatch(task: Task, kind: 'submit' | 'poll'): void {
-    const run: ActiveRun = {
-      task,
-      fence: fenceOf(task),
-      abort: new AbortController(),
-      renew: null,
-      lost: false,
-      done: Promise.resolve(),
-    };
-    this.active.set(task.id, run);
-    this.scheduleRenew(run);
-    run.done = (kind === 'submit' ? this.runSubmit(run) : this.runPoll(run))
-      .catch((e) => this.onError(e))
-      .finally(() => {
-        this.clearRenew(run);
-        this.active.delete(task.id);
-        this.wake(false);
-      });
-  }
-
-  private scheduleRenew(run: ActiveRun): void {
-    const every = Math.max(1, Math.floor(this.leaseMs / 3));
-    run.renew = setInterval(() => {
-      if (run.lost) return;
-      this.store.renewLease(run.fence, this.leaseMs).then(
-        (t) => {
-          if (!run.lost) {
-            run.task = t;
-            run.fence = fenceOf(t);
-          }
-        },
-        (e) => {
-          if (e instanceof StaleLeaseError) {
-            run.lost = true;
-            run.abort.abort(e);
-          } else this.onError(e);
-        },
-      );
-    }, every);
-  }
-
-  private clearRenew(run: ActiveRun): void {
-    if (run.renew) clearInterval(run.renew);
-    run.renew = null;
-  }
-
-  private handlerOf(task: Task): { handler: TaskHandler; type: ResolvedTaskType } | null {
-    const entry = this.registry.get(task.type);
-    return entry?.handler ? { handler: entry.handler, type: entry.resolved } : null;
-  }
-
-  private async runSubmit(run: ActiveRun): Promise<void> {
-    const found = this.handlerOf(run.task);
-    if (!found) {
-      await this.write(run, TaskStatus.SUBMITTING, () =>
-        this.store.retry(run.fence, { delayMs: 1000, error: `no handler for type "${run.task.type}" in worker ${this.owner}` }),
-      );
-      return;
-    }
-    const { handler, type } = found;
-    const ctx = { task: run.task, payload: run.task.payload, signal: run.abort.signal };
-    try {
-      if (handler.run) {
-        const result = await handler.run(ctx);
-        await this.write(run, TaskStatus.SUBMITTING, () =>
-          this.store.complete(run.fence, { status: TaskStatus.SUCCEEDED, result: result === undefined ? null : result }),
-        );
-      } else {
-        const out = await handler.submit!(ctx);
-        const externalId = typeof out === 'string' ? out : out?.externalId;
-        if (typeof externalId !== 'string' || externalId === '') {
-          throw new PermanentError(`submit() of "${run.task.type}" returned no external id`);
-        }
-        await this.write(run, TaskStatus.SUBMITTING, () =>
-          this.store.markSubmitted(run.fence, { externalId, status: TaskStatus.SUBMITTED, pollDelayMs: this.pollSoon(type.pollIntervalMs) }),
-        );
-      }
-    } catch (error) {
-      await this.submitFailed(run, type, error);
-    }
-  }
-
-  private async submitFailed(run: ActiveRun, type: ResolvedTaskType, error: unknown): Promise<void> {
-    if (run.lost) return;
-    const message = errorMessage(error);
-    const task = run.task;
-    const neverSeen = error instanceof NotSubmittedError;
-    if (error instanceof PermanentError) {
-      await this.write(run, TaskStatus.SUBMITTING, () => this.store.complete(run.fence, { status: TaskStatus.FAILED, error: message }));
-    } else if (!task.idempotent && !neverSeen) {
-      await this.write(run, TaskStatus.SUBMITTING, () =>
-        this.store.complete(run.fence, { status: TaskStatus.SUBMIT_UNKNOWN, error: message }),
-      );
-    } else if (task.attempts + 1 >= task.maxAttempts) {
-      await this.write(run, TaskStatus.SUBMITTING, () => this.store.complete(run.fence, { status: TaskStatus.FAILED, error: message }));
-    } else {
-      const retryAfter = neverSeen ? (error as NotSubmittedError).retryAfterMs : undefined;
-      const delayMs = retryAfter ?? backoffDelay(task.attempts + 1, type.backoffBaseMs, type.backoffMaxMs, this.random);
-      await this.write(run, TaskStatus.SUBMITTING, () => this.store.retry(run.fence, { delayMs, error: message }));
-    }
-  }
-
-  private async runPoll(run: ActiveRun): Promise<void> {
-    const task = run.task;
-    const from = task.status;
-    const found = this.handlerOf(task);
-    const ctx = { task, payload: task.payload, signal: run.abort.signal, externalId: task.externalId ?? '' };
-    if (task.cancelRequested) {
-      if (found?.handler.cancel) {
-        try {
-          await found.handler.cancel(ctx);
-        } catch (e) {
-          this.onError(e);
-        }
-      }
-      await this.write(run, from, () => this.store.complete(run.fence, { status: TaskStatus.CANCELED, error: 'canceled' }));
-      return;
-    }
-    if (!found?.handler.poll) {
-      await this.write(run, from, () =>
-        this.store.recordPoll(run.fence, {
-          status: from === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED,
-          nextPollDelayMs: 1000,
-          pollErrors: task.pollErrors,
-          error: `no poll handler for type "${task.type}" in worker ${this.owner}`,
-        }),
-      );
-      return;
-    }
-    const type = found.type;
-    let result: PollResult;
-    try {
-      result = await found.handler.poll(ctx);
-    } catch (error) {
-      if (error instanceof PermanentError) {
-        await this.write(run, from, () => this.store.complete(run.fence, { status: TaskStatus.FAILED, error: errorMessage(error) }));
-        return;
-      }
-      const pollErrors = task.pollErrors + 1;
-      const delay = backoffDelay(pollErrors, type.pollIntervalMs, type.maxPollIntervalMs, this.random);
-      await this.write(run, from, () =>
-        this.store.recordPoll(run.fence, {
-          status: from === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED,
-          nextPollDelayMs: this.pollSoon(delay),
-          pollErrors,
-          error: errorMessage(error),
-        }),
-      );
-      return;
-    }
-    if (!result.done) {
-      const next = result.nextPollMs ?? type.pollIntervalMs;
-      await this.write(run, from, () =>
-        this.store.recordPoll(run.fence, { status: TaskStatus.RUNNING, nextPollDelayMs: this.pollSoon(Math.max(0, next)), pollErrors: 0, error: null }),
-      );
-    } else if ('failed' in result) {
-      await this.write(run, from, () => this.store.complete(run.fence, { status: TaskStatus.FAILED, error: result.failed }));
-    } else {
-      const value = result.result === undefined ? null : result.result;
-      await this.write(run, from, () => this.store.complete(run.fence, { status: TaskStatus.SUCCEEDED, result: value }));
-    }
+    const run = new TaskRun(this.runContext, task);
+    const done = run.execute(kind).finally(() => {
+      this.active.delete(task.id);
+      this.wake(false);
+    });
+    this.active.set(task.id, { run, done });
   }
 
   /** Notes that a poll of ours falls due in delayMs, so a soft wake checks polls by then. */
-  private pollSoon(delayMs: number): number {
+  private pollScheduled(delayMs: number): number {
     this.nextPollCheck = Math.min(this.nextPollCheck, Date.now() + delayMs);
     if (this.started && delayMs < this.idlePollMs) this.timers.addTimeout(`${this.name}:poll-due`, () => this.wake(true), delayMs + 1);
     return delayMs;
   }
-
-  /**
-   * A fenced write. A stale fence whose lease is still ours means only the version moved (a
-   * cancel request arrived while the handler ran): re-fence once and write, so the outcome (e.g.
-   * the external id) is kept and the cancel is then honoured. Otherwise another worker or the
-   * recovery owns the task now, and the write is dropped.
-   */
-  private async write(run: ActiveRun, from: TaskStatus, op: () => Promise<Task>): Promise<void> {
-    this.clearRenew(run);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const t = await op();
-        if (t.status !== from) this.events.emit(t, from);
-        return;
-      } catch (e) {
-        if (!(e instanceof StaleLeaseError)) return this.onError(e);
-        if (attempt > 0 || run.lost) return;
-        const current = await this.store.get(run.task.id).catch(() => null);
-        if (!current || current.leaseId !== run.fence.leaseId || current.status !== from) return;
-        run.task = current;
-        run.fence = fenceOf(current);
-      }
-    }
-  }
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function positiveInt(v: number | undefined, dflt: number, name: string): number {
