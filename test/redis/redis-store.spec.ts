@@ -44,6 +44,32 @@ describe('RedisTaskStore specifics', () => {
     return conn.zrange(`${store.keys.base}lane:${laneKey(t)}`, 0, -1);
   }
 
+  it('tasks a claim returns and completes rebuilt from the lease cache equal what the store holds', async () => {
+    const store = await open();
+    const other = await open({ prefix: `spec${n}` }); // same queue, another instance: no lease cache
+    n++;
+    const payloads: unknown[] = [{ a: [1, 'x', null], s: 'é\u001f"' }, null, 'text', 42, [true]];
+    await store.create(payloads.map((payload, i) => noopTask({ payload, priority: i, timeoutMs: i % 2 ? 60_000 : null, idempotencyKey: `k${i}`, accountId: i % 2 ? 'acc' : null })));
+    const { claimed } = await store.claimSubmissions({ owner: 'me', limit: 10, leaseMs: 30_000 });
+    expect(claimed).toHaveLength(payloads.length);
+    for (const t of claimed) expect(t).toEqual(await store.get(t.id));
+    const outcomes = [
+      { status: TaskStatus.SUCCEEDED, result: { r: [1, 2] } },
+      { status: TaskStatus.FAILED, error: 'boom' },
+      { status: TaskStatus.SUCCEEDED },
+      { status: TaskStatus.CANCELED, error: null },
+    ] as const;
+    const done = await Promise.all(claimed.slice(0, 4).map((t, i) => store.complete(fenceOf(t), outcomes[i])));
+    for (const t of done) expect(t).toEqual(await store.get(t.id));
+    // the same complete through an instance that never saw the task reads it back instead
+    const last = claimed[4];
+    const viaOther = await other.complete(fenceOf(last), { status: TaskStatus.SUCCEEDED, result: 'ok' });
+    expect(viaOther).toEqual(await store.get(last.id));
+    // a stale fence in a batch fails alone
+    const again = await Promise.allSettled(claimed.slice(0, 2).map((t) => store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED })));
+    expect(again.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
+
   it.each([0, 1, 60_000, MAX_AGING_INTERVAL_MS])(
     'order keys written by Lua equal core encodeOrderKey byte for byte (aging %d)',
     async (aging) => {

@@ -2,15 +2,36 @@ import { newTaskRecord, TaskStatus, type NewTask, type Task } from '../../core/t
 import { laneKey } from '../../core/admission';
 
 /**
- * Task hash <-> Task. The hash holds one field per Task property (numbers as decimal strings,
- * booleans as '1' / '0', payload and result as JSON); a null property is an absent field, and
- * so are attempts / pollErrors / cancelRequested while 0 and updatedAt until the first change.
- * Fields starting with `_` are the store's own (order key, lane id).
+ * Task hash <-> Task. The properties that never change after create are kept together in the
+ * field `d`, a JSON array (D_FIELDS order; create.lua appends createdAt, seq and deadlineAt to
+ * the head the client sends), so that a claim reads and returns one value instead of a dozen;
+ * the scripts read their own copies of the immutable fields they need (providerKey, seq, ...).
+ * Every other property is one field (numbers as decimal strings, booleans as '1' / '0', result
+ * as JSON); a null property is an absent field, and so are attempts / pollErrors /
+ * cancelRequested while 0 and updatedAt until the first change. Fields starting with `_` are the
+ * store's own (order key, lane id).
  */
 export function hashToObject(flat: readonly string[]): Record<string, string> {
   const o: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) o[flat[i]] = flat[i + 1];
   return o;
+}
+
+/**
+ * The fields claim_submissions.lua returns for a claimed task (HMGET, null when absent): the
+ * immutable blob `d` plus every field a PENDING_SUBMIT task may have. A pending task never has
+ * a lease, result, externalId, nextPollAt, pollErrors, cancelRequested or finishedAt.
+ */
+export const CLAIM_FIELDS = ['d', 'priority', 'runAt', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt', 'seq'] as const;
+
+/** Values of `fields` (null = absent) to a task hash. */
+export function valuesToHash(fields: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {
+  const h: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) h[fields[i]] = v;
+  }
+  return h;
 }
 
 const str = (v: string | undefined): string | null => (v === undefined ? null : v);
@@ -20,27 +41,42 @@ export function decodeTask(flat: readonly string[]): Task {
   return decodeHash(hashToObject(flat));
 }
 
+/** Immutable Task properties in `d`, in order. */
+export const D_FIELDS = [
+  'id', 'type', 'payload', 'idempotencyKey', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'maxAttempts',
+  'idempotent', 'createdAt', 'seq', 'deadlineAt',
+] as const;
+
+/** The head of `d` the client sends to create.lua (up to idempotent, no closing bracket). */
+export function dHead(t: NewTask, payloadJson: string): string {
+  const s = JSON.stringify;
+  return `[${s(t.id)},${s(t.type)},${payloadJson},${s(t.idempotencyKey)},${s(t.providerKey)},${s(t.accountId)},${s(t.tenantId)},${s(t.concurrencyKey)},${t.maxAttempts},${t.idempotent}`;
+}
+
+type DTuple = [string, string, unknown, string | null, string, string | null, string | null, string | null, number, boolean, number, number, number | null];
+
 /** A task hash (field -> value, as HGETALL gives it) to a fresh Task. */
 export function decodeHash(h: Readonly<Record<string, string>>): Task {
+  const d = JSON.parse(h.d) as DTuple;
   return {
-    id: h.id,
-    idempotencyKey: str(h.idempotencyKey),
-    type: h.type,
-    payload: h.payload === undefined ? null : JSON.parse(h.payload),
+    id: d[0],
+    idempotencyKey: d[3],
+    type: d[1],
+    payload: d[2],
     priority: Number(h.priority),
-    providerKey: h.providerKey,
-    accountId: str(h.accountId),
-    tenantId: str(h.tenantId),
-    concurrencyKey: str(h.concurrencyKey),
+    providerKey: d[4],
+    accountId: d[5],
+    tenantId: d[6],
+    concurrencyKey: d[7],
     runAt: Number(h.runAt),
-    deadlineAt: num(h.deadlineAt),
-    createdAt: Number(h.createdAt),
-    seq: Number(h.seq),
+    deadlineAt: d[12],
+    createdAt: d[10],
+    seq: d[11],
     status: h.status as TaskStatus,
     version: Number(h.version),
     attempts: Number(h.attempts ?? 0),
-    maxAttempts: Number(h.maxAttempts),
-    idempotent: h.idempotent === '1',
+    maxAttempts: d[8],
+    idempotent: d[9],
     leaseOwner: str(h.leaseOwner),
     leaseId: str(h.leaseId),
     leaseUntil: num(h.leaseUntil),
@@ -50,7 +86,7 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     nextPollAt: num(h.nextPollAt),
     pollErrors: Number(h.pollErrors ?? 0),
     cancelRequested: h.cancelRequested === '1',
-    updatedAt: Number(h.updatedAt ?? h.createdAt),
+    updatedAt: Number(h.updatedAt ?? d[10]),
     finishedAt: num(h.finishedAt),
   };
 }
@@ -68,7 +104,7 @@ export function changeArg(v: string | number | boolean | null | undefined): stri
   return '+' + String(v);
 }
 
-export const CREATE_FIELDS_PER_TASK = 14;
+export const CREATE_FIELDS_PER_TASK = 13;
 
 export function serializePayload(payload: unknown): string {
   return JSON.stringify(payload === undefined ? null : payload);
@@ -79,8 +115,7 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
   return [
     t.id,
     optArg(t.idempotencyKey),
-    t.type,
-    payloadJson,
+    dHead(t, payloadJson),
     String(t.priority),
     t.providerKey,
     optArg(t.accountId),

@@ -29,6 +29,7 @@ import type {
   TaskStore,
 } from '../../core/task-store.port';
 import {
+  CLAIM_FIELDS,
   CREATE_FIELDS_PER_TASK,
   changeArg,
   createArgs,
@@ -38,6 +39,7 @@ import {
   hashToObject,
   optArg,
   serializePayload,
+  valuesToHash,
 } from './codec';
 import { queueKeys, type QueueKeys } from './keys';
 import { LeaseCache } from './lease-cache';
@@ -191,19 +193,20 @@ export class RedisTaskStore implements TaskStore {
       String(Math.max(0, request.limit)),
       String(request.leaseMs),
       lbase,
-    ])) as [string, string, Flat[], Flat[], string?];
+    ])) as [string, string, Array<Array<string | null>>, Flat[], string?];
     return {
       // the script returns each hash as it was before the claim: apply the claim's writes
-      claimed: claimed.map((flat, i) => {
-        const h = hashToObject(flat);
+      claimed: claimed.map((values, i) => {
+        const h = valuesToHash(CLAIM_FIELDS, values);
         h.status = TaskStatus.SUBMITTING;
         h.leaseOwner = request.owner;
         h.leaseId = lbase + (i + 1);
         h.leaseUntil = leaseUntil;
         h.updatedAt = now;
         h.version = String(Number(h.version) + 1);
-        this.leased.set(h.id, h);
-        return decodeHash(h);
+        const task = decodeHash(h);
+        this.leased.set(task.id, h);
+        return task;
       }),
       timedOut: timedOut.map(decodeTask),
       nextWakeAt: wake === undefined || wake === null ? null : Number(wake),
@@ -444,9 +447,10 @@ export class RedisTaskStore implements TaskStore {
   /** Decodes a task hash; keeps it in the lease cache while it holds a lease. */
   private remember(flat: Flat): Task {
     const h = hashToObject(flat);
-    if (h.leaseId !== undefined) this.leased.set(h.id, h);
-    else this.leased.delete(h.id);
-    return decodeHash(h);
+    const task = decodeHash(h);
+    if (h.leaseId !== undefined) this.leased.set(task.id, h);
+    else this.leased.delete(task.id);
+    return task;
   }
 
   private async run(name: ScriptName, args: readonly string[], taskId?: string): Promise<unknown> {

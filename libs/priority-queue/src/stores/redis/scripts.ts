@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import { CLAIM_FIELDS } from './codec';
 import { DYNAMIC_KEYS, FIXED_KEYS, WAKE_CHANNEL_SUFFIX } from './keys';
 
 /**
@@ -50,6 +51,8 @@ function prelude(): string {
     `local FIXED = { ${FIXED_KEYS.map((k) => `[${str(k)}] = true`).join(', ')} }`,
     `local DYN = { ${dyn} }`,
     `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`,
+    `local CLAIM_FIELDS = { ${CLAIM_FIELDS.map(str).join(', ')} }`,
+    `local CF = { ${CLAIM_FIELDS.map((f, i) => `${f} = ${i + 1}`).join(', ')} }`,
     '',
   ].join('\n');
 }

@@ -8,8 +8,8 @@
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
--- Returns: { now, leaseUntil, claimed, timedOut, nextWakeAt (ms string) or nil }: claimed = the HGETALL
---          of each claimed task as it was BEFORE the claim (the caller applies status SUBMITTING,
+-- Returns: { now, leaseUntil, claimed, timedOut, nextWakeAt (ms string) or nil }: claimed = the values
+--          of CLAIM_FIELDS (codec.ts; HMGET) of each claimed task as it was BEFORE the claim (the caller applies status SUBMITTING,
 --          leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
 --          timedOut = HGETALL of each task that timed out
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -169,16 +169,8 @@ while not stop and not backlog and #claimed < limit do
       if used >= n then break end
       local id = string.sub(members[i], KEYW + 1)
       local tk = dk('task', id)
-      local flat = redis.call('HGETALL', tk)
-      local deadline, version, seq, pri
-      for j = 1, #flat, 2 do
-        local k = flat[j]
-        if k == 'deadlineAt' then deadline = tonumber(flat[j + 1])
-        elseif k == 'version' then version = flat[j + 1]
-        elseif k == 'seq' then seq = flat[j + 1]
-        elseif k == 'priority' then pri = flat[j + 1]
-        end
-      end
+      local vals = redis.call('HMGET', tk, unpack(CLAIM_FIELDS))
+      local deadline, version, seq, pri = tonumber(vals[CF.deadlineAt]), vals[CF.version], vals[CF.seq], vals[CF.priority]
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
           stop = true
@@ -188,7 +180,7 @@ while not stop and not backlog and #claimed < limit do
       else
         used = used + 1
         if interval then pl.tat = math.max(pl.tat, NOW) + interval end
-        claimed[#claimed + 1] = flat
+        claimed[#claimed + 1] = vals
         redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
           'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
         stRem[#stRem + 1] = id

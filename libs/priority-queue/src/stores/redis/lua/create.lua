@@ -2,9 +2,10 @@
 -- or earlier in this batch) returns the existing task instead.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark
 -- ARGV[4]  n, the number of tasks
--- ARGV[5 + 14*i ..] per task i: id, idempotencyKey (opt), type, payload (JSON), priority,
---          providerKey, accountId (opt), tenantId (opt), concurrencyKey (opt), delayMs,
---          timeoutMs (opt), maxAttempts, idempotent ('1' | '0'), lane id
+-- ARGV[5 + 13*i ..] per task i: id, idempotencyKey (opt), head of `d` (codec.ts dHead: JSON array
+--          text up to `idempotent`, no closing bracket), priority, providerKey, accountId (opt),
+--          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
+--          idempotent ('1' | '0'), lane id
 -- Returns: { now, r_1 .. r_n } with r_i = { 1, seq } for a created task (the caller builds it
 --          from its input) or { 0, HGETALL of the existing task }.
 --          Error 'PQ_DUPLICATE <id>' (nothing written) when a task to create has the id of an
@@ -15,7 +16,7 @@ local n = tonumber(ARGV[4])
 local keysSeen, idsSeen = {}, {}
 local toCreate = 0
 for i = 0, n - 1 do
-  local a = 5 + i * 14
+  local a = 5 + i * 13
   local id, ik = ARGV[a], opt(ARGV[a + 1])
   local existing = ik and (keysSeen[ik] or redis.call('HGET', K.idem, ik))
   if not (existing and (keysSeen[ik] or redis.call('EXISTS', dk('task', existing)) == 1)) then
@@ -39,21 +40,25 @@ local function zaddMany(key, list)
 end
 
 local seq = redis.call('INCRBY', K.seq, toCreate) - toCreate
-local out = { fmt(NOW) }
+local nowS = fmt(NOW)
+local out = { nowS }
 for i = 0, n - 1 do
-  local a = 5 + i * 14
+  local a = 5 + i * 13
   local id, ik = ARGV[a], opt(ARGV[a + 1])
   local existing = ik and redis.call('HGET', K.idem, ik)
   if existing and redis.call('EXISTS', dk('task', existing)) == 1 then
     out[#out + 1] = { 0, taskOf(existing) }
   else
     seq = seq + 1
-    local pri = tonumber(ARGV[a + 4])
-    local runAt = NOW + tonumber(ARGV[a + 9])
-    local lane = ARGV[a + 13]
-    local h = { 'id', id, 'type', ARGV[a + 2], 'payload', ARGV[a + 3], 'priority', fmt(pri),
-      'providerKey', ARGV[a + 5], 'runAt', fmt(runAt), 'createdAt', fmt(NOW), 'seq', fmt(seq),
-      'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 11], 'idempotent', ARGV[a + 12], '_l', lane }
+    local pri = tonumber(ARGV[a + 3])
+    local runAt = NOW + tonumber(ARGV[a + 8])
+    local lane = ARGV[a + 12]
+    local timeout = opt(ARGV[a + 9])
+    local deadline = timeout and NOW + tonumber(timeout)
+    local d = ARGV[a + 2] .. ',' .. nowS .. ',' .. fmt(seq) .. ',' .. (deadline and fmt(deadline) or 'null') .. ']'
+    local h = { 'd', d, 'priority', fmt(pri),
+      'providerKey', ARGV[a + 4], 'runAt', fmt(runAt), 'createdAt', nowS, 'seq', fmt(seq),
+      'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 10], 'idempotent', ARGV[a + 11], '_l', lane }
     -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
     local function put(field, v)
       if v then
@@ -62,11 +67,9 @@ for i = 0, n - 1 do
       end
     end
     put('idempotencyKey', ik)
-    put('accountId', opt(ARGV[a + 6]))
-    put('tenantId', opt(ARGV[a + 7]))
-    put('concurrencyKey', opt(ARGV[a + 8]))
-    local timeout = opt(ARGV[a + 10])
-    local deadline = timeout and NOW + tonumber(timeout)
+    put('accountId', opt(ARGV[a + 5]))
+    put('tenantId', opt(ARGV[a + 6]))
+    put('concurrencyKey', opt(ARGV[a + 7]))
     if deadline then put('deadlineAt', fmt(deadline)) end
     local isDue = runAt <= NOW
     local k = isDue and orderKey(pri, runAt, NOW, seq)
