@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/task-store.port';
 import type { Db, Exec, Row } from './db';
 import type { Dialect } from './dialects/dialect';
+import type { PgDirect } from './pg-direct';
 import type { TableNames } from './names';
 import { Sql } from './sql/sql';
 
@@ -15,6 +16,8 @@ export class StoreContext {
     readonly clock: Clock | null,
     /** PostgreSQL NOTIFY channel of this queue. */
     readonly channel: string,
+    /** PostgreSQL only: named prepared statements on the pool, for the hot paths. */
+    readonly pg: PgDirect | null = null,
   ) {}
 
   /** The store clock inside a statement: the injected clock as a parameter, else the server's. */

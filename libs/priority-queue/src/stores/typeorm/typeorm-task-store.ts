@@ -24,14 +24,16 @@ import { q, StoreContext } from './context';
 import { Db } from './db';
 import { dialectOf } from './dialects';
 import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from './names';
+import { PgDirect } from './pg-direct';
 import { PgWakeListener } from './pg-listener';
-import { laneId, num, rowToTask, TASK_COLUMNS } from './rows';
+import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate } from './schema/migrate';
 import { cancelTask } from './sql/cancel-task';
 import { changePriority } from './sql/change-priority';
 import { claimPolls } from './sql/claim-polls';
 import { fencedWrite } from './sql/fenced-write';
 import { insertTasks } from './sql/insert-tasks';
+import { insertTasksPg } from './sql/insert-tasks.pg';
 import { notifyArgs, readLimits, setLimits } from './sql/limits';
 import { purge } from './sql/purge';
 import { getTask, listTasks } from './sql/read-tasks';
@@ -94,7 +96,8 @@ export class TypeOrmTaskStore implements TaskStore {
     const db = new Db(options.dataSource, dialect, `pq:${h.toString('hex').slice(0, 40)}`, [h.readInt32BE(0), h.readInt32BE(4)], rowLock);
     const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
     this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
-    this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`);
+    const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
+    this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`, pg);
   }
 
   async init(): Promise<void> {
@@ -130,6 +133,15 @@ export class TypeOrmTaskStore implements TaskStore {
     this.open();
     if (tasks.length === 0) return [];
     const c = this.ctx;
+    if (c.pg && tasks.every((t) => t.idempotencyKey === null)) {
+      // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys)
+      const payloads = tasks.map((t) => toJson(t.payload));
+      const { seqs, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0));
+      return tasks.map((t, i) => {
+        const p = payloads[i];
+        return { task: newTaskRecord(t, now, seqs.get(t.id)!, p === null ? null : JSON.parse(p)), created: true };
+      });
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await c.db.tx(async (x) => {

@@ -4,6 +4,7 @@ import type { DialectKind } from '../dialects/dialect';
 import { DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from '../names';
 import { Messages } from '../../../core/messages';
 import { ddlV1 } from './ddl-v1';
+import { ddlV2, undoV2 } from './ddl-v2';
 
 /**
  * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
@@ -19,13 +20,21 @@ export interface SchemaStep {
   /** Migration name: ends with a 13-digit timestamp as TypeORM requires. */
   name: string;
   statements(kind: DialectKind, t: TableNames): string[];
+  /** What the migration's `down` runs. */
+  undo(kind: DialectKind, t: TableNames): string[];
 }
 
 export const SCHEMA_STEPS: readonly SchemaStep[] = [
-  { version: 1, name: 'PriorityQueueSchemaV1', statements: ddlV1 },
+  {
+    version: 1,
+    name: 'PriorityQueueSchemaV1',
+    statements: ddlV1,
+    undo: (_kind, t) => [t.releases, t.resources, t.lanes, t.tasks, t.queues].map((table) => `DROP TABLE IF EXISTS ${table}`),
+  },
+  { version: 2, name: 'PriorityQueueSchemaV2', statements: ddlV2, undo: undoV2 },
 ];
 
-const TIMESTAMPS: Record<number, string> = { 1: '1732924800000' };
+const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000' };
 
 export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
   const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';
@@ -51,7 +60,7 @@ export async function applyStep(qr: QueryRunner, step: SchemaStep, t: TableNames
 
 /**
  * Migration classes for a DataSource's `migrations` option (one per schema version).
- * `down` drops the tables of that version.
+ * `down` undoes that version (version 1 drops the tables); run them in reverse order.
  */
 export function priorityQueueMigrations(options: { tablePrefix?: string } = {}): Array<new () => MigrationInterface> {
   const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
@@ -65,8 +74,8 @@ export function priorityQueueMigrations(options: { tablePrefix?: string } = {}):
         await applyStep(qr, step, t);
       }
       async down(qr: QueryRunner): Promise<void> {
-        for (const table of [t.releases, t.resources, t.lanes, t.tasks, t.queues]) await qr.query(`DROP TABLE IF EXISTS ${table}`);
         const dialect = dialectOf(qr.connection);
+        for (const sql of step.undo(dialect.kind, t)) await qr.query(sql);
         await qr.query(dialect.placeholders(`DELETE FROM ${t.schemaVersion} WHERE version = ?`), [step.version]);
       }
     };

@@ -1,6 +1,7 @@
 import { TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, rowToTask, TASK_COLUMNS } from '../rows';
+import { byId } from './by-id';
 import { raw, sql } from './sql';
 
 /**
@@ -13,7 +14,7 @@ export async function cancelTask(c: StoreContext, id: string): Promise<Task | nu
   return c.db.tx(async (x) => {
     const T = raw(c.t.tasks);
     const lock = raw(c.d.rowLocks ? ' FOR UPDATE' : '');
-    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${id} AND queue = ${c.queue}${lock}`);
+    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${byId(c, id)}${lock}`);
     if (!r) return null;
     const status = String(r.status) as TaskStatus;
     const now = await c.now(x);

@@ -3,6 +3,7 @@ import { Messages } from '../../../core/messages';
 import { TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
+import { byId } from './by-id';
 import { raw, sql } from './sql';
 
 /**
@@ -15,7 +16,7 @@ export async function changePriority(c: StoreContext, id: string, priority: numb
   return c.db.tx(async (x) => {
     const T = raw(c.t.tasks);
     const lock = raw(c.d.rowLocks ? ' FOR UPDATE' : '');
-    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${id} AND queue = ${c.queue}${lock}`);
+    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${byId(c, id)}${lock}`);
     if (!r) throw new TaskNotFoundError(id);
     if (String(r.status) !== TaskStatus.PENDING_SUBMIT) throw new InvalidStateError(Messages.notPending(id, String(r.status)));
     const now = await c.now(x);

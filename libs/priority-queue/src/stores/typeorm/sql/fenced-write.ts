@@ -2,7 +2,8 @@ import { InvalidStateError, StaleLeaseError, TaskNotFoundError } from '../../../
 import type { Fence, Task, TaskStatus } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import type { Row } from '../db';
-import { rowToTask, TASK_COLUMNS } from '../rows';
+import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
+import { byId } from './by-id';
 import { list, raw, sql, type Sql } from './sql';
 
 export interface FencedWrite {
@@ -16,10 +17,13 @@ export interface FencedWrite {
   op: string;
 }
 
+/** A task of this row's lane holds slots (account, tenant or concurrency key) while in flight. */
+const HOLDS_SLOTS = '(account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)';
+
 /**
  * Every write of a lease holder (renew, markSubmitted, recordPoll, complete, retry): one UPDATE
  * guarded by the fence (id, lease_id, version) and the expected statuses, plus, when the task
- * frees its slots, one appended `releases` row (applied to the counters by the next claim, so
+ * frees slots (its lane has an account, tenant or concurrency key), one appended `releases` row (applied to the counters by the next claim, so
  * the write never waits for the queue lock).
  *
  * Locks: the task row only. PostgreSQL: a single statement (data-modifying CTE); SQLite:
@@ -29,20 +33,21 @@ export interface FencedWrite {
 export async function fencedWrite(c: StoreContext, fence: Fence, w: FencedWrite): Promise<Task> {
   const T = raw(c.t.tasks);
   const set = sql`${w.set}, version = version + 1, updated_at = ${c.nowSql()}`;
-  const where = sql`id = ${fence.id} AND queue = ${c.queue} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(w.from)})`;
+  const where = sql`${byId(c, fence.id)} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(w.from)})`;
   let row: Row | undefined;
   if (c.d.kind === 'postgres') {
     const release = w.release
-      ? sql`, r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM u)`
+      ? sql`, r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM u WHERE ${raw(HOLDS_SLOTS)})`
       : sql``;
-    [row] = await c.db.rows(...spread(sql`WITH u AS (UPDATE ${T} SET ${set} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)})${release} SELECT * FROM u`));
+    const s = sql`WITH u AS (UPDATE ${T} SET ${set} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)})${release} SELECT * FROM u`;
+    [row] = await c.pg!.rows(c.d.placeholders(s.text), s.params);
   } else {
     row = await c.db.tx(async (x) => {
       let r: Row | undefined;
       if (c.d.returning) [r] = await q(x, sql`UPDATE ${T} SET ${set} WHERE ${where} RETURNING ${raw(TASK_COLUMNS)}`);
       else if ((await run(x, sql`UPDATE ${T} SET ${set} WHERE ${where}`)) > 0)
         [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${fence.id}`);
-      if (r && w.release) {
+      if (r && w.release && slotKeys(laneKeysOf(r)).length > 0) {
         await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
       }
       return r;
@@ -57,7 +62,7 @@ function spread(s: Sql): [string, unknown[]] {
 }
 
 async function whyRejected(c: StoreContext, fence: Fence, w: FencedWrite): Promise<Error> {
-  const [r] = await c.db.rows(...spread(sql`SELECT status, lease_id, version FROM ${raw(c.t.tasks)} WHERE id = ${fence.id} AND queue = ${c.queue}`));
+  const [r] = await c.db.rows(...spread(sql`SELECT status, lease_id, version FROM ${raw(c.t.tasks)} WHERE ${byId(c, fence.id)}`));
   if (!r) return new TaskNotFoundError(fence.id);
   if (String(r.lease_id) !== fence.leaseId || Number(r.version) !== fence.version) return new StaleLeaseError(fence.id);
   return new InvalidStateError(`Task ${fence.id} is ${String(r.status)}: ${w.op} applies to ${w.from.join(' / ')} tasks only.`);

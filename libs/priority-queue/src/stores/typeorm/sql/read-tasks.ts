@@ -2,12 +2,13 @@ import type { Task } from '../../../core/task';
 import type { ListQuery } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
 import { rowToTask, TASK_COLUMNS } from '../rows';
+import { byId } from './by-id';
 import { raw, sql } from './sql';
 
 /** get: by the unique index on id. */
 export async function getTask(c: StoreContext, id: string): Promise<Task | null> {
-  const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE id = ${id} AND queue = ${c.queue}`;
-  const [r] = await c.db.rows(s.text, s.params);
+  const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`;
+  const [r] = c.pg ? await c.pg.rows(c.d.placeholders(s.text), s.params) : await c.db.rows(s.text, s.params);
   return r ? rowToTask(r) : null;
 }
 
