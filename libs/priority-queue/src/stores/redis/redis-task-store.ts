@@ -154,7 +154,7 @@ export class RedisTaskStore implements TaskStore {
     const args: string[] = [String(tasks.length)];
     tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
     if (args.length !== 1 + tasks.length * CREATE_FIELDS_PER_TASK) throw new Error('create: argument layout mismatch');
-    let reply: [string, ...Array<[number, number | Flat]>];
+    let reply: [string, number, ...Array<[number, Flat]>];
     try {
       reply = (await this.run('create', args)) as typeof reply;
     } catch (e) {
@@ -162,13 +162,15 @@ export class RedisTaskStore implements TaskStore {
       if (dup) throw new ValidationError(Messages.invalidSubmit(`a task with id "${dup[1]}" already exists`), [`id: duplicate "${dup[1]}"`]);
       throw e;
     }
-    const [nowStr, ...rows] = reply;
+    const [nowStr, first, ...existing] = reply;
     const now = Number(nowStr);
-    return rows.map(([created, data], i) =>
-      created === 1
-        ? { task: createdTask(tasks[i], payloads[i], now, Number(data)), created: true }
-        : { task: decodeTask(data as Flat), created: false },
-    );
+    const out = new Array<CreateResult>(tasks.length);
+    for (const [i, flat] of existing) out[i - 1] = { task: decodeTask(flat), created: false };
+    let seq = Number(first);
+    for (let i = 0; i < tasks.length; i++) {
+      out[i] ??= { task: createdTask(tasks[i], payloads[i], now, seq++), created: true };
+    }
+    return out;
   }
 
   async get(id: string): Promise<Task | null> {

@@ -6,94 +6,147 @@
 --          text up to `idempotent`, no closing bracket), priority, providerKey, accountId (opt),
 --          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
 --          idempotent ('1' | '0'), lane id
--- Returns: { now, r_1 .. r_n } with r_i = { 1, seq } for a created task (the caller builds it
---          from its input) or { 0, HGETALL of the existing task }.
+-- Returns: { now, first seq, { i, HGETALL }, ... }: the created tasks take the sequence numbers
+--          first, first + 1, ... in input order (the caller builds them from its input); an input
+--          i (1-based) whose idempotency key exists gets the HGETALL of the existing task instead.
 --          Error 'PQ_DUPLICATE <id>' (nothing written) when a task to create has the id of an
 --          existing task or of another task of the batch.
 local n = tonumber(ARGV[4])
 
 -- all or none: find conflicts before writing anything
 local keysSeen, idsSeen = {}, {}
+local skip = {} -- input indexes whose idempotency key names a live task (maybe one of this batch)
+local toCheck = {}
 local toCreate = 0
 for i = 0, n - 1 do
   local a = 5 + i * 13
   local id, ik = ARGV[a], opt(ARGV[a + 1])
   local existing = ik and (keysSeen[ik] or redis.call('HGET', K.idem, ik))
-  if not (existing and (keysSeen[ik] or redis.call('EXISTS', dk('task', existing)) == 1)) then
-    if idsSeen[id] or redis.call('EXISTS', dk('task', id)) == 1 then fail('PQ_DUPLICATE ' .. id) end
+  if existing and (keysSeen[ik] or redis.call('EXISTS', dk('task', existing)) == 1) then
+    skip[i] = true
+  else
+    if idsSeen[id] then fail('PQ_DUPLICATE ' .. id) end
     idsSeen[id] = true
     if ik then keysSeen[ik] = true end
+    toCheck[#toCheck + 1] = dk('task', id)
     toCreate = toCreate + 1
+  end
+end
+-- one EXISTS per 1000 new ids; only a hit looks for the culprit
+for c = 1, #toCheck, 1000 do
+  local last = math.min(c + 999, #toCheck)
+  if redis.call('EXISTS', unpack(toCheck, c, last)) > 0 then
+    for j = c, last do
+      if redis.call('EXISTS', toCheck[j]) == 1 then fail('PQ_DUPLICATE ' .. string.sub(toCheck[j], #dk('task', '') + 1)) end
+    end
   end
 end
 
 -- index writes are gathered and done with one command per index (and per lane / priority)
 local byStatus, delayed, lanes, laneOrder, due, pend = {}, {}, {}, {}, {}, {}
-local function push(list, score, member)
-  list[#list + 1] = score
-  list[#list + 1] = member
-end
 local function zaddMany(key, list)
   for i = 1, #list, 1000 do
     redis.call('ZADD', key, unpack(list, i, math.min(i + 999, #list)))
   end
 end
 
-local seq = redis.call('INCRBY', K.seq, toCreate) - toCreate
+local first = redis.call('INCRBY', K.seq, toCreate) - toCreate + 1
+local seq = first - 1
 local nowS = fmt(NOW)
-local out = { nowS }
+local out = { nowS, first }
+-- order key parts shared by the batch (core/order-key.ts layout, see orderKey in lib.lua)
+local priHex, timeHex = {}, {}
+local function hexTime(t)
+  local h = timeHex[t]
+  if not h then
+    h = hex14(t + TWO52)
+    timeHex[t] = h
+  end
+  return h
+end
+local nowHex = hexTime(NOW)
 for i = 0, n - 1 do
   local a = 5 + i * 13
-  local id, ik = ARGV[a], opt(ARGV[a + 1])
-  local existing = ik and redis.call('HGET', K.idem, ik)
-  if existing and redis.call('EXISTS', dk('task', existing)) == 1 then
-    out[#out + 1] = { 0, taskOf(existing) }
+  if skip[i] then
+    out[#out + 1] = { i + 1, taskOf(redis.call('HGET', K.idem, opt(ARGV[a + 1]))) }
   else
+    local id, ik = ARGV[a], opt(ARGV[a + 1])
     seq = seq + 1
-    local pri = tonumber(ARGV[a + 3])
-    local runAt = NOW + tonumber(ARGV[a + 8])
+    local seqS = fmt(seq)
+    local p = ARGV[a + 3] -- the decimal priority, as the client formats it
+    local pri = tonumber(p)
+    local delay = tonumber(ARGV[a + 8])
+    local runAt, runS = NOW, nowS
+    if delay ~= 0 then
+      runAt = NOW + delay
+      runS = fmt(runAt)
+    end
     local lane = ARGV[a + 12]
     local timeout = opt(ARGV[a + 9])
     local deadline = timeout and NOW + tonumber(timeout)
-    local d = ARGV[a + 2] .. ',' .. nowS .. ',' .. fmt(seq) .. ',' .. (deadline and fmt(deadline) or 'null') .. ']'
-    local h = { 'd', d, 'priority', fmt(pri),
-      'providerKey', ARGV[a + 4], 'runAt', fmt(runAt), 'createdAt', nowS, 'seq', fmt(seq),
+    local deadS = deadline and fmt(deadline)
+    local h = { 'd', ARGV[a + 2] .. ',' .. nowS .. ',' .. seqS .. ',' .. (deadS or 'null') .. ']', 'priority', p,
+      'providerKey', ARGV[a + 4], 'runAt', runS, 'createdAt', nowS, 'seq', seqS,
       'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 10], 'idempotent', ARGV[a + 11], '_l', lane }
     -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
-    local function put(field, v)
-      if v then
-        h[#h + 1] = field
-        h[#h + 1] = v
-      end
+    if ik then
+      h[#h + 1] = 'idempotencyKey'
+      h[#h + 1] = ik
+      redis.call('HSET', K.idem, ik, id)
     end
-    put('idempotencyKey', ik)
-    put('accountId', opt(ARGV[a + 5]))
-    put('tenantId', opt(ARGV[a + 6]))
-    put('concurrencyKey', opt(ARGV[a + 7]))
-    if deadline then put('deadlineAt', fmt(deadline)) end
-    local isDue = runAt <= NOW
-    local k = isDue and orderKey(pri, runAt, NOW, seq)
-    put('_k', k)
-    redis.call('HSET', dk('task', id), unpack(h))
-    if deadline then redis.call('ZADD', K.deadlines, fmt(deadline), id) end
-    if ik then redis.call('HSET', K.idem, ik, id) end
-    push(byStatus, fmt(seq), id)
-    local p = fmt(pri)
+    local v = opt(ARGV[a + 5])
+    if v then
+      h[#h + 1] = 'accountId'
+      h[#h + 1] = v
+    end
+    v = opt(ARGV[a + 6])
+    if v then
+      h[#h + 1] = 'tenantId'
+      h[#h + 1] = v
+    end
+    v = opt(ARGV[a + 7])
+    if v then
+      h[#h + 1] = 'concurrencyKey'
+      h[#h + 1] = v
+    end
+    if deadline then
+      h[#h + 1] = 'deadlineAt'
+      h[#h + 1] = deadS
+      redis.call('ZADD', K.deadlines, deadS, id)
+    end
+    byStatus[#byStatus + 1] = seqS
+    byStatus[#byStatus + 1] = id
     pend[p] = (pend[p] or 0) + 1
-    if isDue then
+    if runAt <= NOW then
+      local ph = priHex[p]
+      if not ph then
+        ph = string.format('%08x', 2147483647 - pri)
+        priHex[p] = ph
+      end
+      local k = ph .. hexTime(runAt) .. nowHex .. hex14(seq)
+      if AGING > 0 then k = agedHex(runAt, pri) .. k end
+      h[#h + 1] = '_k'
+      h[#h + 1] = k
       local l = lanes[lane]
       if not l then
         l = {}
         lanes[lane] = l
         laneOrder[#laneOrder + 1] = lane
       end
-      push(l, 0, k .. id)
-      due[p] = due[p] or {}
-      push(due[p], fmt(runAt), id)
+      l[#l + 1] = 0
+      l[#l + 1] = k .. id
+      local dl = due[p]
+      if not dl then
+        dl = {}
+        due[p] = dl
+      end
+      dl[#dl + 1] = runS
+      dl[#dl + 1] = id
     else
-      push(delayed, fmt(runAt), id)
+      delayed[#delayed + 1] = runS
+      delayed[#delayed + 1] = id
     end
-    out[#out + 1] = { 1, seq }
+    redis.call('HSET', dk('task', id), unpack(h))
   end
 end
 
