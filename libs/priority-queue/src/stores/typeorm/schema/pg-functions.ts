@@ -34,8 +34,97 @@ export function pgClaimFunctionName(t: TableNames): string {
   return `${t.prefix}claim`;
 }
 
+export function pgCompleteFunctionName(t: TableNames): string {
+  return `${t.prefix}complete`;
+}
+
+export function pgClaimPollsFunctionName(t: TableNames): string {
+  return `${t.prefix}claim_polls`;
+}
+
 export function pgFunctionsV2(t: TableNames): string[] {
-  return [claimFunction(t)];
+  return [...statusIndex(t), claimFunction(t), completeFunction(t), claimPollsFunction(t)];
+}
+
+/**
+ * v1's index (queue, status, seq) matched two equality columns of EVERY hot query, like the hot
+ * partial indexes do; on a table without statistics (new, or not yet analyzed) the planner
+ * rates both alike and sometimes walks the whole queue through it (then sorts). Its
+ * replacement is keyed by an expression only list() and stats() write, so no hot query can
+ * pick it: `(queue || chr(31) || status, seq)` (queue names contain no control character).
+ */
+function statusIndex(t: TableNames): string[] {
+  return [
+    `CREATE INDEX IF NOT EXISTS ${t.tasks}_status ON ${t.tasks} ((queue || chr(31) || status), seq)`,
+    `DROP INDEX IF EXISTS ${t.tasks}_list`,
+  ];
+}
+
+const NOW_MS = '(floor(extract(epoch from statement_timestamp()) * 1000))::bigint';
+
+/**
+ * `<prefix>complete(...)`: a batch of complete() calls in one round trip (the store gathers the
+ * calls of one event-loop turn). Each task: the fenced UPDATE by the id index (the queue
+ * compared as a filter, see sql/by-id.ts), a `releases` row when its lane holds slots, the row
+ * as written. A task whose fence does not match is simply absent from the result.
+ */
+function completeFunction(t: TableNames): string {
+  const { tasks: T, releases: R } = t;
+  return `CREATE OR REPLACE FUNCTION ${pgCompleteFunctionName(t)}(
+  p_queue varchar, p_nows bigint[], p_ids varchar[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
+  p_results text[], p_errors text[])
+RETURNS SETOF ${T}
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := ${NOW_MS};
+  v_row ${T}%ROWTYPE;
+BEGIN
+  FOR i IN 1..coalesce(cardinality(p_ids), 0) LOOP
+    UPDATE ${T} SET status = p_statuses[i], result = p_results[i], error = p_errors[i], finished_at = coalesce(p_nows[i], v_now),
+      lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = version + 1, updated_at = coalesce(p_nows[i], v_now)
+    WHERE id = p_ids[i] AND queue || '' = p_queue AND lease_id = p_leases[i] AND version = p_versions[i]
+      AND status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+    RETURNING * INTO v_row;
+    IF FOUND THEN
+      IF v_row.account_id IS NOT NULL OR v_row.tenant_id IS NOT NULL OR v_row.concurrency_key IS NOT NULL THEN
+        INSERT INTO ${R} (queue, lane_key) VALUES (p_queue, v_row.lane_key);
+      END IF;
+      RETURN NEXT v_row;
+    END IF;
+  END LOOP;
+END
+$fn$`;
+}
+
+/**
+ * `<prefix>claim_polls(...)`: claimPolls in one round trip (cancel requests first, then due
+ * polls, `FOR UPDATE SKIP LOCKED`, no queue lock), see sql/claim-polls.ts.
+ */
+function claimPollsFunction(t: TableNames): string {
+  const { tasks: T } = t;
+  const set = `lease_owner = p_owner, lease_id = p_batch || ':' || id, lease_until = v_now + p_lease_ms, version = version + 1, updated_at = v_now`;
+  const free = '(lease_until IS NULL OR lease_until <= v_now)';
+  return `CREATE OR REPLACE FUNCTION ${pgClaimPollsFunctionName(t)}(
+  p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar)
+RETURNS SETOF ${T}
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := coalesce(p_now, ${NOW_MS});
+  v_n integer;
+BEGIN
+  RETURN QUERY WITH u AS (UPDATE ${T} SET ${set}
+    WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING') AND ${free}
+      ORDER BY next_poll_at LIMIT p_limit FOR UPDATE SKIP LOCKED)
+    RETURNING *) SELECT * FROM u;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  IF v_n < p_limit THEN
+    RETURN QUERY WITH u AS (UPDATE ${T} SET ${set}
+      WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status IN ('SUBMITTED', 'RUNNING') AND next_poll_at <= v_now
+        AND ${free} AND cancel_requested = 0 ORDER BY next_poll_at LIMIT p_limit - v_n FOR UPDATE SKIP LOCKED)
+      RETURNING *) SELECT * FROM u;
+  END IF;
+END
+$fn$`;
 }
 
 function claimFunction(t: TableNames): string {
@@ -247,5 +336,11 @@ $fn$`;
 }
 
 export function pgFunctionsUndo(t: TableNames): string[] {
-  return [`DROP FUNCTION IF EXISTS ${pgClaimFunctionName(t)}(varchar, bigint, integer, bigint, varchar, varchar, integer, integer)`];
+  return [
+    `DROP FUNCTION IF EXISTS ${pgClaimFunctionName(t)}(varchar, bigint, integer, bigint, varchar, varchar, integer, integer)`,
+    `DROP FUNCTION IF EXISTS ${pgCompleteFunctionName(t)}(varchar, bigint[], varchar[], varchar[], integer[], varchar[], text[], text[])`,
+    `DROP FUNCTION IF EXISTS ${pgClaimPollsFunctionName(t)}(varchar, bigint, integer, bigint, varchar, varchar)`,
+    `CREATE INDEX IF NOT EXISTS ${t.tasks}_list ON ${t.tasks} (queue, status, seq)`,
+    `DROP INDEX IF EXISTS ${t.tasks}_status`,
+  ];
 }

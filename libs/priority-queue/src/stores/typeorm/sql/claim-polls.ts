@@ -3,6 +3,7 @@ import type { Task } from '../../../core/task';
 import type { ClaimRequest } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
 import { rowToTask } from '../rows';
+import { pgClaimPollsFunctionName } from '../schema/pg-functions';
 import { sql, Sql } from './sql';
 import { updateReturning } from './update-returning';
 
@@ -10,12 +11,23 @@ import { updateReturning } from './update-returning';
  * claimPolls: SUBMITTED / RUNNING tasks due for a poll (or with a cancel request) and without a
  * live lease get a lease; earliest nextPollAt first. No admission, no queue lock: workers
  * claim disjoint rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL, MySQL 8, MariaDB 10.6); SQLite
- * has one writer. Reads the partial index (queue, next_poll_at) of SUBMITTED / RUNNING rows,
+ * has one writer. PostgreSQL: one round trip (`<prefix>claim_polls`, schema/pg-functions.ts). Reads the partial index (queue, next_poll_at) of SUBMITTED / RUNNING rows,
  * and the tiny partial index of cancel requests.
  */
 export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Task[]> {
   if (req.limit <= 0) return [];
   const batchId = randomUUID();
+  if (c.pg) {
+    const rows = await c.pg.rows(`SELECT * FROM ${pgClaimPollsFunctionName(c.t)}($1, $2, $3, $4, $5, $6)`, [
+      c.queue,
+      c.clock ? c.clock.now() : null,
+      Math.max(0, Math.floor(req.limit)),
+      req.leaseMs,
+      req.owner,
+      batchId,
+    ]);
+    return rows.map(rowToTask).sort(byPoll);
+  }
   return c.db.tx(async (x) => {
     const now = await c.now(x);
     const cast = c.d.kind === 'postgres' ? '::text' : '';
@@ -39,6 +51,10 @@ export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Ta
             skipLocked: true,
           })
         : [];
-    return [...canceled, ...due].map(rowToTask).sort((a, b) => (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0) || a.seq - b.seq);
+    return [...canceled, ...due].map(rowToTask).sort(byPoll);
   });
+}
+
+function byPoll(a: Task, b: Task): number {
+  return (a.nextPollAt ?? 0) - (b.nextPollAt ?? 0) || a.seq - b.seq;
 }

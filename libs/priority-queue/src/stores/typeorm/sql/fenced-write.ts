@@ -61,7 +61,8 @@ function spread(s: Sql): [string, unknown[]] {
   return [s.text, [...s.params]];
 }
 
-async function whyRejected(c: StoreContext, fence: Fence, w: FencedWrite): Promise<Error> {
+/** Why a fenced write matched no row: missing task, stale fence, or a status the operation does not apply to. */
+export async function whyRejected(c: StoreContext, fence: Fence, w: Pick<FencedWrite, 'from' | 'op'>): Promise<Error> {
   const [r] = await c.db.rows(...spread(sql`SELECT status, lease_id, version FROM ${raw(c.t.tasks)} WHERE ${byId(c, fence.id)}`));
   if (!r) return new TaskNotFoundError(fence.id);
   if (String(r.lease_id) !== fence.leaseId || Number(r.version) !== fence.version) return new StaleLeaseError(fence.id);

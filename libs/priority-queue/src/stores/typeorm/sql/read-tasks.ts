@@ -3,6 +3,7 @@ import type { ListQuery } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
 import { rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
+import { byStatus } from './by-status';
 import { raw, sql } from './sql';
 
 /** get: by the unique index on id. */
@@ -17,7 +18,7 @@ export async function listTasks(c: StoreContext, query: ListQuery): Promise<Task
   const limit = Math.max(0, Math.floor(query.limit));
   if (limit === 0) return [];
   const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)}
-    WHERE queue = ${c.queue} AND status = ${query.status} AND seq > ${query.afterSeq ?? -1}
+    WHERE ${byStatus(c, [query.status])} AND seq > ${query.afterSeq ?? -1}
     ORDER BY seq LIMIT ${raw(String(limit))}`;
   return (await c.db.rows(s.text, s.params)).map(rowToTask);
 }

@@ -2,6 +2,7 @@ import { ALL_STATUSES, TaskStatus } from '../../../core/task';
 import type { QueueStats } from '../../../core/task-store.port';
 import { q, type StoreContext } from '../context';
 import { num } from '../rows';
+import { byStatus } from './by-status';
 import { raw, sql } from './sql';
 
 /** stats: three aggregate reads in one snapshot-free transaction (not a hot path). */
@@ -9,22 +10,22 @@ export async function stats(c: StoreContext): Promise<QueueStats> {
   return c.db.tx(async (x) => {
     const now = await c.now(x);
     const T = raw(c.t.tasks);
-    const byStatus = Object.fromEntries(ALL_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const r of await q(x, sql`SELECT status, COUNT(*) AS n FROM ${T} WHERE queue = ${c.queue} GROUP BY status`)) {
-      byStatus[String(r.status) as TaskStatus] = num(r.n);
+    const counts = Object.fromEntries(ALL_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+    for (const r of await q(x, sql`SELECT status, COUNT(*) AS n FROM ${T} WHERE ${byStatus(c, ALL_STATUSES)} GROUP BY status`)) {
+      counts[String(r.status) as TaskStatus] = num(r.n);
     }
     const pending = (
       await q(
         x,
         sql`SELECT priority, COUNT(*) AS n, MIN(CASE WHEN run_at <= ${now} THEN run_at END) AS m
-          FROM ${T} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' GROUP BY priority`,
+          FROM ${T} WHERE ${byStatus(c, [TaskStatus.PENDING_SUBMIT])} GROUP BY priority`,
       )
     )
       .map((r) => ({ priority: num(r.priority), count: num(r.n), oldestWaitMs: r.m === null || r.m === undefined ? 0 : now - num(r.m) }))
       .sort((a, b) => b.priority - a.priority);
     const out: QueueStats = {
       now,
-      byStatus,
+      byStatus: counts,
       pending,
       inFlightByProvider: {},
       inFlightByAccount: [],
@@ -34,7 +35,7 @@ export async function stats(c: StoreContext): Promise<QueueStats> {
     const live = await q(
       x,
       sql`SELECT provider_key, account_id, tenant_id, concurrency_key, COUNT(*) AS n FROM ${T}
-        WHERE queue = ${c.queue} AND status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+        WHERE ${byStatus(c, [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING])}
         GROUP BY provider_key, account_id, tenant_id, concurrency_key`,
     );
     const accounts = new Map<string, { providerKey: string; accountId: string; count: number }>();
