@@ -1,21 +1,26 @@
 import { compareOrder, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from 'nestjs-priority-queue';
 import { orderMode } from '../../libs/priority-queue/src/stores/memory/order-mode';
-import type { TaskRecord } from '../../libs/priority-queue/src/stores/memory/task-record';
 import { rng } from '../contract/harness';
 
-type Keys = Pick<TaskRecord, 'priority' | 'runAt' | 'createdAt' | 'seq' | 'rank'>;
+interface Keys {
+  priority: number;
+  runAt: number;
+  createdAt: number;
+  seq: number;
+  rank: number;
+}
 
 /** The order of the lane heaps (lazy-heap.ts): k1, k2, k3 ascending, then non-zero ranks, then tie. */
 function modeCompare(T: number, a: Keys, b: Keys): number {
   const m = orderMode(T);
-  const x = a as TaskRecord;
-  const y = b as TaskRecord;
   for (const k of [m.k1, m.k2, m.k3]) {
-    if (k(x) !== k(y)) return k(x) < k(y) ? -1 : 1;
+    const ka = k(a.priority, a.runAt);
+    const kb = k(b.priority, b.runAt);
+    if (ka !== kb) return ka < kb ? -1 : 1;
   }
   const [ra, rb] = m.usesRank ? [a.rank, b.rank] : [0, 0];
   if (ra !== 0 && rb !== 0) return Math.sign(ra - rb);
-  return Math.sign(m.tie(x, y));
+  return Math.sign(m.tie(a, b));
 }
 
 describe('order modes of the memory store agree with compareOrder exactly', () => {

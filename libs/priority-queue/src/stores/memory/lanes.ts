@@ -1,6 +1,5 @@
-import type { OrderMode } from './order-mode';
-import { QueueHeap } from './record-heaps';
-import type { TaskRecord } from './task-record';
+import { SlotHeap } from './record-heaps';
+import { Q_TOK, type LaneKeys, type TaskTable } from './task-table';
 
 /**
  * Lanes and admission resources (LANES.md). A lane groups the tasks that share all admission
@@ -53,7 +52,7 @@ export class SlotState {
 }
 
 export class Lane {
-  readonly heap: QueueHeap;
+  readonly heap: SlotHeap;
   /** Live due tasks in `heap`. */
   live = 0;
   /** Non-terminal tasks of this lane (due, delayed or in flight); the lane is dropped at 0. */
@@ -61,8 +60,8 @@ export class Lane {
   state = LANE_IDLE;
   readyIdx = -1;
   parkedIn: Set<Lane> | null = null;
-  /** Head (best due task) and its keys, mirrored for the ready-lane heap. */
-  head: TaskRecord | null = null;
+  /** Head (best due task's slot, -1 = none) and its keys, mirrored for the ready-lane heap. */
+  head = -1;
   hk1 = 0;
   hk2 = 0;
   hk3 = 0;
@@ -78,9 +77,12 @@ export class Lane {
     readonly account: SlotState | null,
     readonly tenant: SlotState | null,
     readonly ckey: SlotState | null,
-    order: OrderMode,
+    /** Shared by the lane's tasks (task-table.ts KEYS). */
+    readonly keys: LaneKeys,
+    table: TaskTable,
+    tie: (a: number, b: number) => number,
   ) {
-    this.heap = new QueueHeap(order.tie);
+    this.heap = new SlotHeap(table, Q_TOK, tie);
   }
 }
 
@@ -127,7 +129,7 @@ export class LaneIndex {
 export class ReadyLanes {
   private readonly heap: Lane[] = [];
 
-  constructor(private readonly tie: (a: TaskRecord, b: TaskRecord) => number) {}
+  constructor(private readonly tie: (a: number, b: number) => number) {}
 
   get size(): number {
     return this.heap.length;
@@ -165,7 +167,7 @@ export class ReadyLanes {
     if (a.hk2 !== b.hk2) return a.hk2 < b.hk2;
     if (a.hk3 !== b.hk3) return a.hk3 < b.hk3;
     if (a.hrank !== 0 && b.hrank !== 0) return a.hrank < b.hrank;
-    return this.tie(a.head!, b.head!) < 0;
+    return this.tie(a.head, b.head) < 0;
   }
 
   private place(lane: Lane, i: number): void {

@@ -37,34 +37,74 @@ import {
   effectiveTenantQuota,
 } from './limits-state';
 import { orderMode, type OrderMode } from './order-mode';
-import { BucketHeap, DeadlineHeap, FinishedHeap, LeaseHeap, PollHeap, QueueHeap } from './record-heaps';
+import { FinishedHeap, SlotHeap } from './record-heaps';
 import { StatusIndex } from './status-index';
 import {
+  ATTEMPTS,
+  CREATED_AT,
+  D_TOK,
+  DEADLINE,
+  DEADLINE_AT,
   DEADLINE_DUE,
   DEADLINE_NONE,
   DEADLINE_OTHER,
+  ERROR,
+  EXTERNAL_ID,
+  F_CANCEL_REQUESTED,
+  F_EXPIRED_LEASE,
+  F_IDEMPOTENT,
+  F_PAYLOAD_JSON,
+  F_RANKED,
+  FINISHED_AT,
+  FLAGS,
+  ID,
+  IDEMPOTENCY_KEY,
+  KEYS,
+  L_TOK,
+  LANE,
+  LEASE,
+  LEASE_ID,
   LEASE_NONE,
+  LEASE_OWNER,
   LEASE_POLL,
   LEASE_SUBMIT,
+  LEASE_UNTIL,
+  MAX_ATTEMPTS,
+  NEXT_POLL_AT,
+  P_TOK,
+  PAYLOAD,
+  POLL,
   POLL_CANCEL,
   POLL_DUE,
+  POLL_ERRORS,
   POLL_NONE,
+  PRIORITY,
+  Q_TOK,
+  QUEUE,
   QUEUE_DELAYED,
   QUEUE_DUE,
   QUEUE_NONE,
+  RESULT,
+  RUN_AT,
+  SC,
+  SEQ,
   STATUS_CODE,
   STATUS_COUNT,
-  newRecord,
-  setResult,
-  toCreatedTask,
-  type TaskRecord,
-  toTask,
-} from './task-record';
+  TaskTable,
+  TYPE,
+  UPDATED_AT,
+  VERSION,
+} from './task-table';
 
 const SC_PENDING = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
 const SC_SUBMITTING = STATUS_CODE[TaskStatus.SUBMITTING];
 const SC_SUBMITTED = STATUS_CODE[TaskStatus.SUBMITTED];
 const SC_RUNNING = STATUS_CODE[TaskStatus.RUNNING];
+
+const SC_FAILED = STATUS_CODE[TaskStatus.FAILED];
+const SC_CANCELED = STATUS_CODE[TaskStatus.CANCELED];
+const SC_TIMED_OUT = STATUS_CODE[TaskStatus.TIMED_OUT];
+const SC_SUBMIT_UNKNOWN = STATUS_CODE[TaskStatus.SUBMIT_UNKNOWN];
 
 function inFlightCode(sc: number): boolean {
   return sc === SC_SUBMITTING || sc === SC_SUBMITTED || sc === SC_RUNNING;
@@ -74,7 +114,7 @@ function inFlightCode(sc: number): boolean {
 interface Bucket {
   count: number;
   due: number;
-  readonly heap: BucketHeap;
+  readonly heap: SlotHeap;
 }
 
 /**
@@ -91,8 +131,10 @@ interface Bucket {
  * - delayed tasks wait in a heap by runAt and move into their lane when due; polls, leases,
  *   deadlines and finished tasks each have a heap by time, so no operation scans the backlog.
  *
- * Returned tasks are fresh objects: object payloads and results are kept as JSON text and parsed
- * for each copy (task-record.ts), so mutating a returned task or an input never changes the store.
+ * Tasks live in the slots of a TaskTable (task-table.ts): numbers in typed arrays, so that a
+ * million tasks are not a million record objects for the garbage collector. Returned tasks are
+ * fresh objects: object payloads and results are kept as JSON text and parsed for each copy, so
+ * mutating a returned task or an input never changes the store.
  */
 export class MemoryTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
@@ -100,9 +142,11 @@ export class MemoryTaskStore implements TaskStore {
   private readonly order: OrderMode;
   private closed = false;
 
-  private readonly tasks = new Map<string, TaskRecord>();
-  private readonly byIdempotencyKey = new Map<string, TaskRecord>();
-  private readonly statusIndex = new StatusIndex<TaskRecord>();
+  private readonly t = new TaskTable();
+  /** Slot of each task id. */
+  private readonly tasks = new Map<string, number>();
+  private readonly byIdempotencyKey = new Map<string, number>();
+  private readonly statusIndex = new StatusIndex();
   private readonly statusCounts: number[] = new Array<number>(STATUS_COUNT).fill(0);
   private seq = 0;
   /** Latest createdAt so far (creation ranks, see order-mode.ts). */
@@ -110,6 +154,8 @@ export class MemoryTaskStore implements TaskStore {
   private token = 0;
   private leaseCounter = 0;
   private readonly leasePrefix = randomUUID().slice(0, 8) + '-';
+  /** Heap tie-break of two slots whose inline keys tie (order-mode.ts). */
+  private readonly tie: (a: number, b: number) => number;
 
   private limits: LimitsSnapshot = emptyLimits();
   private readonly lanes = new LaneIndex();
@@ -121,16 +167,16 @@ export class MemoryTaskStore implements TaskStore {
   /** Providers with rate-parked lanes, waiting for their retryAt. */
   private readonly rateParked = new Set<ProviderState>();
 
-  private readonly delayed = new QueueHeap();
+  private readonly delayed: SlotHeap;
   private readonly buckets = new Map<number, Bucket>();
-  private readonly dueDeadlines = new DeadlineHeap();
-  private readonly otherDeadlines = new DeadlineHeap();
-  private readonly submitLeases = new LeaseHeap();
-  private readonly pollLeases = new LeaseHeap();
-  private readonly pollsDue = new PollHeap();
-  private readonly pollsCanceled = new PollHeap();
+  private readonly dueDeadlines: SlotHeap;
+  private readonly otherDeadlines: SlotHeap;
+  private readonly submitLeases: SlotHeap;
+  private readonly pollLeases: SlotHeap;
+  private readonly pollsDue: SlotHeap;
+  private readonly pollsCanceled: SlotHeap;
   /** SUBMITTED / RUNNING tasks whose poll lease expired (seen by claimPolls) but is not cleared yet. */
-  private readonly expiredPollLeases = new Set<TaskRecord>();
+  private readonly expiredPollLeases = new Set<number>();
   private readonly finished = new FinishedHeap();
 
   private readonly listeners = new Set<() => void>();
@@ -140,7 +186,17 @@ export class MemoryTaskStore implements TaskStore {
     this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
     this.clock = options.clock ?? systemClock;
     this.order = orderMode(this.agingIntervalMs);
-    this.ready = new ReadyLanes(this.order.tie);
+    const t = this.t;
+    const orderTie = this.order.tie;
+    this.tie = (a, b) => orderTie(t.orderFields(a), t.orderFields(b));
+    this.ready = new ReadyLanes(this.tie);
+    this.delayed = new SlotHeap(t, Q_TOK);
+    this.dueDeadlines = new SlotHeap(t, D_TOK);
+    this.otherDeadlines = new SlotHeap(t, D_TOK);
+    this.submitLeases = new SlotHeap(t, L_TOK);
+    this.pollLeases = new SlotHeap(t, L_TOK);
+    this.pollsDue = new SlotHeap(t, P_TOK);
+    this.pollsCanceled = new SlotHeap(t, P_TOK);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -176,49 +232,94 @@ export class MemoryTaskStore implements TaskStore {
     const out = new Array<CreateResult>(inputs.length);
     let created = 0;
     for (let i = 0; i < inputs.length; i++) {
-      const input = inputs[i];
-      if (input.idempotencyKey !== null) {
-        const existing = this.byIdempotencyKey.get(input.idempotencyKey);
-        if (existing !== undefined) {
-          out[i] = { task: toTask(existing), created: false };
-          continue;
-        }
-      }
-      const lane = this.laneOf(input);
-      const seq = ++this.seq;
-      let rank = 0;
-      if (now >= this.maxCreatedAt) {
-        rank = seq; // created no earlier than every task before it: seq orders like (createdAt, seq)
-        this.maxCreatedAt = now;
-      }
-      const r = newRecord(input, now, seq, lane, rank);
-      const size = this.tasks.size;
-      this.tasks.set(r.id, r); // one hash operation: a taken id shows as an unchanged size
-      if (this.tasks.size === size) this.rejectTakenId(r, out, i);
-      lane.refs++;
-      if (r.idempotencyKey !== null) this.byIdempotencyKey.set(r.idempotencyKey, r);
-      this.statusIndex.add(r);
-      this.statusCounts[r.sc]++;
-      this.enterPending(r, now);
-      // the caller's own payload object goes back (it never reaches the store's state)
-      out[i] = { task: toCreatedTask(r, input.payload), created: true };
-      created++;
+      out[i] = this.insert(inputs[i], now, out, i);
+      if (out[i].created) created++;
     }
     if (created > 0) this.notify();
     return out;
   }
 
+  /**
+   * Optional fast path of the port for one task (PriorityQueue.submit): the same as
+   * `(await create([input]))[0]`, without the two arrays.
+   */
+  async createOne(input: NewTask): Promise<CreateResult> {
+    this.assertOpen();
+    const r = this.insert(input, this.clock.now(), undefined, 0);
+    if (r.created) this.notify();
+    return r;
+  }
+
+  /** Creates one task (or finds its idempotency key) at `now`; `batch` and `index` for the all-or-none undo. */
+  private insert(input: NewTask, now: number, batch: CreateResult[] | undefined, index: number): CreateResult {
+    const t = this.t;
+    if (input.idempotencyKey !== null) {
+      const existing = this.byIdempotencyKey.get(input.idempotencyKey);
+      if (existing !== undefined) return { task: t.toTask(existing), created: false };
+    }
+    const lane = this.laneOf(input);
+    const seq = ++this.seq;
+    let ranked = false;
+    if (now >= this.maxCreatedAt) {
+      ranked = true; // created no earlier than every task before it: seq orders like (createdAt, seq)
+      this.maxCreatedAt = now;
+    }
+    const s = t.alloc();
+    const p = input.payload;
+    const isObject = typeof p === 'object' && p !== null;
+    t.setRef(s, ID, input.id);
+    t.setRef(s, IDEMPOTENCY_KEY, input.idempotencyKey);
+    t.setRef(s, TYPE, input.type);
+    t.setRef(s, KEYS, lane.keys);
+    t.setRef(s, PAYLOAD, isObject ? JSON.stringify(p) : p === undefined ? null : p);
+    t.setRef(s, LANE, lane);
+    // RESULT, ERROR, EXTERNAL_ID, LEASE_OWNER, LEASE_ID: null in a fresh or released slot
+    t.setNum(s, RUN_AT, now + input.delayMs);
+    t.setOpt(s, DEADLINE_AT, input.timeoutMs === null ? null : now + input.timeoutMs);
+    t.setNum(s, CREATED_AT, now);
+    t.setNum(s, UPDATED_AT, now);
+    t.setNum(s, LEASE_UNTIL, NaN);
+    t.setNum(s, NEXT_POLL_AT, NaN);
+    t.setNum(s, FINISHED_AT, NaN);
+    t.setNum(s, SEQ, seq);
+    t.setNum(s, Q_TOK, 0);
+    t.setNum(s, D_TOK, 0);
+    t.setNum(s, L_TOK, 0);
+    t.setNum(s, P_TOK, 0);
+    t.setInt(s, PRIORITY, input.priority);
+    t.setInt(s, VERSION, 1);
+    t.setInt(s, ATTEMPTS, 0);
+    t.setInt(s, MAX_ATTEMPTS, input.maxAttempts);
+    t.setInt(s, POLL_ERRORS, 0);
+    t.setByte(s, SC, SC_PENDING);
+    t.setByte(s, QUEUE, QUEUE_NONE);
+    t.setByte(s, DEADLINE, DEADLINE_NONE);
+    t.setByte(s, LEASE, LEASE_NONE);
+    t.setByte(s, POLL, POLL_NONE);
+    t.setByte(s, FLAGS, (input.idempotent ? F_IDEMPOTENT : 0) | (ranked ? F_RANKED : 0) | (isObject ? F_PAYLOAD_JSON : 0));
+    const size = this.tasks.size;
+    this.tasks.set(input.id, s); // one hash operation: a taken id shows as an unchanged size
+    if (this.tasks.size === size) this.rejectTakenId(s, lane, batch, index);
+    lane.refs++;
+    if (input.idempotencyKey !== null) this.byIdempotencyKey.set(input.idempotencyKey, s);
+    this.statusIndex.add(s, seq, SC_PENDING);
+    this.statusCounts[SC_PENDING]++;
+    this.enterPending(s, now);
+    // the caller's own payload object goes back (it never reaches the store's state)
+    return { task: t.toCreatedTask(s, p), created: true };
+  }
+
   async get(id: string): Promise<Task | null> {
     this.assertOpen();
-    const r = this.tasks.get(id);
-    return r === undefined ? null : toTask(r);
+    const s = this.tasks.get(id);
+    return s === undefined ? null : this.t.toTask(s);
   }
 
   async list(query: ListQuery): Promise<Task[]> {
     this.assertOpen();
     const sc = STATUS_CODE[query.status];
     if (sc === undefined) return [];
-    return this.statusIndex.list(sc, query.limit, query.afterSeq ?? 0).map((r) => toTask(r));
+    return this.statusIndex.list(sc, query.limit, query.afterSeq ?? 0).map((s) => this.t.toTask(s));
   }
 
   // ---------------------------------------------------------------- claims
@@ -254,35 +355,36 @@ export class MemoryTaskStore implements TaskStore {
         continue;
       }
       if (p.qps !== null) p.tat = tat;
-      const r = lane.head!;
-      this.leavePending(r);
-      this.setStatus(r, TaskStatus.SUBMITTING, now);
+      const s = lane.head;
+      this.leavePending(s);
+      this.setStatus(s, SC_SUBMITTING, now);
       this.takeSlots(lane);
-      this.setLease(r, request.owner, request.leaseMs, now, LEASE_SUBMIT);
-      claimed.push(toTask(r));
+      this.setLease(s, request.owner, request.leaseMs, now, LEASE_SUBMIT);
+      claimed.push(this.t.toTask(s));
     }
     return { claimed, timedOut, nextWakeAt: this.nextWakeAt() };
   }
 
   async claimPolls(request: ClaimRequest): Promise<Task[]> {
     this.assertOpen();
+    const t = this.t;
     const now = this.clock.now();
     this.noticeExpiredPollLeases(now);
     const out: Task[] = [];
     while (out.length < request.limit) {
       let due = this.pollsDue.top();
-      if (due !== undefined && due.nextPollAt! > now) due = undefined;
+      if (due !== undefined && t.num(due, NEXT_POLL_AT) > now) due = undefined;
       const canceled = this.pollsCanceled.top();
-      let r: TaskRecord | undefined;
+      let s: number | undefined;
       if (due !== undefined && canceled !== undefined) {
-        const a = due.nextPollAt!;
-        const b = canceled.nextPollAt!;
-        r = a < b || (a === b && due.seq < canceled.seq) ? due : canceled;
-      } else r = due ?? canceled;
-      if (r === undefined) break;
-      this.touch(r, now);
-      this.setLease(r, request.owner, request.leaseMs, now, LEASE_POLL);
-      out.push(toTask(r));
+        const a = t.num(due, NEXT_POLL_AT);
+        const b = t.num(canceled, NEXT_POLL_AT);
+        s = a < b || (a === b && t.seq(due) < t.seq(canceled)) ? due : canceled;
+      } else s = due ?? canceled;
+      if (s === undefined) break;
+      this.touch(s, now);
+      this.setLease(s, request.owner, request.leaseMs, now, LEASE_POLL);
+      out.push(t.toTask(s));
     }
     return out;
   }
@@ -291,99 +393,105 @@ export class MemoryTaskStore implements TaskStore {
 
   async renewLease(fence: Fence, leaseMs: number): Promise<Task> {
     this.assertOpen();
-    const r = this.fenced(fence);
+    const s = this.fenced(fence);
     const now = this.clock.now();
-    this.dropLeaseEntry(r);
-    this.pushLease(r, now + leaseMs, r.sc === SC_SUBMITTING ? LEASE_SUBMIT : LEASE_POLL);
-    this.touch(r, now);
-    return toTask(r);
+    this.dropLeaseEntry(s);
+    this.pushLease(s, now + leaseMs, this.t.byte(s, SC) === SC_SUBMITTING ? LEASE_SUBMIT : LEASE_POLL);
+    this.touch(s, now);
+    return this.t.toTask(s);
   }
 
   async markSubmitted(fence: Fence, outcome: SubmittedOutcome): Promise<Task> {
     this.assertOpen();
-    const r = this.fenced(fence);
-    this.expectStatus(r, 'markSubmitted', SC_SUBMITTING);
+    const t = this.t;
+    const s = this.fenced(fence);
+    this.expectStatus(s, 'markSubmitted', SC_SUBMITTING);
     const now = this.clock.now();
-    this.clearLease(r);
-    r.externalId = outcome.externalId;
-    r.nextPollAt = now + outcome.pollDelayMs;
-    this.setStatus(r, outcome.status, now);
-    this.placeInFlight(r);
-    return toTask(r);
+    this.clearLease(s);
+    t.setRef(s, EXTERNAL_ID, outcome.externalId);
+    t.setNum(s, NEXT_POLL_AT, now + outcome.pollDelayMs);
+    this.setStatus(s, STATUS_CODE[outcome.status], now);
+    this.placeInFlight(s);
+    return t.toTask(s);
   }
 
   async recordPoll(fence: Fence, outcome: PollOutcome): Promise<Task> {
     this.assertOpen();
-    const r = this.fenced(fence);
-    this.expectStatus(r, 'recordPoll', SC_SUBMITTED, SC_RUNNING);
+    const t = this.t;
+    const s = this.fenced(fence);
+    this.expectStatus(s, 'recordPoll', SC_SUBMITTED, SC_RUNNING);
     const now = this.clock.now();
-    this.clearLease(r);
-    r.nextPollAt = now + outcome.nextPollDelayMs;
-    r.pollErrors = outcome.pollErrors;
-    if (outcome.error !== undefined) r.error = outcome.error;
-    if (r.status !== outcome.status) this.setStatus(r, outcome.status, now);
-    else this.touch(r, now);
-    this.placeInFlight(r);
-    return toTask(r);
+    this.clearLease(s);
+    t.setNum(s, NEXT_POLL_AT, now + outcome.nextPollDelayMs);
+    t.setInt(s, POLL_ERRORS, outcome.pollErrors);
+    if (outcome.error !== undefined) t.setRef(s, ERROR, outcome.error);
+    const sc = STATUS_CODE[outcome.status];
+    if (t.byte(s, SC) !== sc) this.setStatus(s, sc, now);
+    else this.touch(s, now);
+    this.placeInFlight(s);
+    return t.toTask(s);
   }
 
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.assertOpen();
-    const r = this.fenced(fence);
+    const t = this.t;
+    const s = this.fenced(fence);
     const now = this.clock.now();
-    setResult(r, outcome.result);
-    r.error = outcome.error === undefined ? null : outcome.error;
-    this.finish(r, outcome.status, now);
-    return toTask(r);
+    t.setResult(s, outcome.result);
+    t.setRef(s, ERROR, outcome.error === undefined ? null : outcome.error);
+    this.finish(s, STATUS_CODE[outcome.status], now);
+    return t.toTask(s);
   }
 
   async retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
     this.assertOpen();
-    const r = this.fenced(fence);
-    this.expectStatus(r, 'retry', SC_SUBMITTING);
+    const t = this.t;
+    const s = this.fenced(fence);
+    this.expectStatus(s, 'retry', SC_SUBMITTING);
     const now = this.clock.now();
-    r.error = outcome.error;
-    if (r.cancelRequested) {
-      this.finish(r, TaskStatus.CANCELED, now);
+    t.setRef(s, ERROR, outcome.error);
+    if (t.flag(s, F_CANCEL_REQUESTED)) {
+      this.finish(s, SC_CANCELED, now);
     } else {
-      r.attempts++;
-      r.runAt = now + outcome.delayMs;
-      this.backToPending(r, now);
+      t.setInt(s, ATTEMPTS, t.int(s, ATTEMPTS) + 1);
+      t.setNum(s, RUN_AT, now + outcome.delayMs);
+      this.backToPending(s, now);
     }
-    return toTask(r);
+    return t.toTask(s);
   }
 
   // ---------------------------------------------------------------- sweeps
 
   async recoverExpired(limit: number): Promise<Transition[]> {
     this.assertOpen();
+    const t = this.t;
     const now = this.clock.now();
     const out: Transition[] = [];
     let n = 0;
     // lost submits
-    for (let r = this.submitLeases.top(); n < limit && r !== undefined && r.leaseUntil! <= now; r = this.submitLeases.top()) {
+    for (let s = this.submitLeases.top(); n < limit && s !== undefined && t.num(s, LEASE_UNTIL) <= now; s = this.submitLeases.top()) {
       n++;
-      const from = r.status;
-      this.recoverSubmit(r, now);
-      out.push({ task: toTask(r), from, to: r.status });
+      const from = t.status(s);
+      this.recoverSubmit(s, now);
+      out.push({ task: t.toTask(s), from, to: t.status(s) });
     }
     // lost polls: the lease is cleared, the poll will be claimed again (or the deadline applies)
-    for (let r = this.pollLeases.top(); n < limit && r !== undefined && r.leaseUntil! <= now; r = this.pollLeases.top()) {
+    for (let s = this.pollLeases.top(); n < limit && s !== undefined && t.num(s, LEASE_UNTIL) <= now; s = this.pollLeases.top()) {
       n++;
-      this.expirePollLease(r, now, out);
+      this.expirePollLease(s, now, out);
     }
-    for (const r of this.expiredPollLeases) {
+    for (const s of this.expiredPollLeases) {
       if (n >= limit) break;
       n++;
-      this.expirePollLease(r, now, out);
+      this.expirePollLease(s, now, out);
     }
     // deadlines of tasks without a live lease
     for (const heap of [this.dueDeadlines, this.otherDeadlines]) {
-      for (let r = heap.top(); n < limit && r !== undefined && r.deadlineAt! <= now; r = heap.top()) {
+      for (let s = heap.top(); n < limit && s !== undefined && t.num(s, DEADLINE_AT) <= now; s = heap.top()) {
         n++;
-        const from = r.status;
-        this.finish(r, TaskStatus.TIMED_OUT, now);
-        out.push({ task: toTask(r), from, to: r.status });
+        const from = t.status(s);
+        this.finish(s, SC_TIMED_OUT, now);
+        out.push({ task: t.toTask(s), from, to: t.status(s) });
       }
     }
     if (n > 0) this.notify();
@@ -392,15 +500,17 @@ export class MemoryTaskStore implements TaskStore {
 
   async purge(olderThan: number, limit: number): Promise<number> {
     this.assertOpen();
+    const t = this.t;
     let n = 0;
-    for (let r = this.finished.top(); n < limit && r !== undefined && r.finishedAt! <= olderThan; r = this.finished.top()) {
+    for (let s = this.finished.top(); n < limit && s !== undefined && t.num(s, FINISHED_AT) <= olderThan; s = this.finished.top()) {
       this.finished.pop();
-      this.tasks.delete(r.id);
-      if (r.idempotencyKey !== null && this.byIdempotencyKey.get(r.idempotencyKey) === r) {
-        this.byIdempotencyKey.delete(r.idempotencyKey);
-      }
-      this.statusIndex.remove(r);
-      this.statusCounts[r.sc]--;
+      this.tasks.delete(t.id(s));
+      const key = t.ref<string | null>(s, IDEMPOTENCY_KEY);
+      if (key !== null && this.byIdempotencyKey.get(key) === s) this.byIdempotencyKey.delete(key);
+      const sc = t.byte(s, SC);
+      this.statusIndex.remove(t.seq(s), sc);
+      this.statusCounts[sc]--;
+      t.release(s);
       n++;
     }
     return n;
@@ -410,33 +520,36 @@ export class MemoryTaskStore implements TaskStore {
 
   async cancel(id: string): Promise<Task | null> {
     this.assertOpen();
-    const r = this.tasks.get(id);
-    if (r === undefined) return null;
+    const t = this.t;
+    const s = this.tasks.get(id);
+    if (s === undefined) return null;
     const now = this.clock.now();
-    if (r.sc === SC_PENDING) {
-      this.finish(r, TaskStatus.CANCELED, now);
-    } else if (inFlightCode(r.sc) && !r.cancelRequested) {
-      r.cancelRequested = true;
-      this.touch(r, now);
-      if (r.poll === POLL_DUE) this.putPoll(r, POLL_CANCEL);
+    const sc = t.byte(s, SC);
+    if (sc === SC_PENDING) {
+      this.finish(s, SC_CANCELED, now);
+    } else if (inFlightCode(sc) && !t.flag(s, F_CANCEL_REQUESTED)) {
+      t.setFlag(s, F_CANCEL_REQUESTED, true);
+      this.touch(s, now);
+      if (t.byte(s, POLL) === POLL_DUE) this.putPoll(s, POLL_CANCEL);
       this.notify();
     }
-    return toTask(r);
+    return t.toTask(s);
   }
 
   async changePriority(id: string, priority: number): Promise<Task> {
     this.assertOpen();
-    const r = this.tasks.get(id);
-    if (r === undefined) throw new TaskNotFoundError(id);
-    if (r.sc !== SC_PENDING) throw new InvalidStateError(Messages.notPending(id, r.status));
+    const t = this.t;
+    const s = this.tasks.get(id);
+    if (s === undefined) throw new TaskNotFoundError(id);
+    if (t.byte(s, SC) !== SC_PENDING) throw new InvalidStateError(Messages.notPending(id, t.status(s)));
     const now = this.clock.now();
-    if (r.priority !== priority) {
-      this.leavePending(r);
-      r.priority = priority;
-      this.enterPending(r, now);
+    if (t.int(s, PRIORITY) !== priority) {
+      this.leavePending(s);
+      t.setInt(s, PRIORITY, priority);
+      this.enterPending(s, now);
     }
-    this.touch(r, now);
-    return toTask(r);
+    this.touch(s, now);
+    return t.toTask(s);
   }
 
   async stats(): Promise<QueueStats> {
@@ -444,11 +557,11 @@ export class MemoryTaskStore implements TaskStore {
     const now = this.clock.now();
     this.promote(now);
     const byStatus = {} as Record<TaskStatus, number>;
-    for (const s of ALL_STATUSES) byStatus[s] = this.statusCounts[STATUS_CODE[s]];
+    for (const st of ALL_STATUSES) byStatus[st] = this.statusCounts[STATUS_CODE[st]];
     const pending: PendingPriorityStats[] = [];
     for (const [priority, b] of this.buckets) {
       const oldest = b.due > 0 ? b.heap.top() : undefined;
-      pending.push({ priority, count: b.count, oldestWaitMs: oldest === undefined ? 0 : now - oldest.runAt });
+      pending.push({ priority, count: b.count, oldestWaitMs: oldest === undefined ? 0 : now - this.t.num(oldest, RUN_AT) });
     }
     pending.sort((a, b) => b.priority - a.priority);
     const inFlightByProvider: Record<string, number> = {};
@@ -489,12 +602,12 @@ export class MemoryTaskStore implements TaskStore {
         break;
       }
       case 'tenant': {
-        const t = this.tenants.get(update.tenantId);
-        if (t !== undefined) this.refreshSlot(t, effectiveTenantQuota(this.limits, t.key));
+        const tn = this.tenants.get(update.tenantId);
+        if (tn !== undefined) this.refreshSlot(tn, effectiveTenantQuota(this.limits, tn.key));
         break;
       }
       case 'defaultTenant':
-        for (const t of this.tenants.values()) this.refreshSlot(t, effectiveTenantQuota(this.limits, t.key));
+        for (const tn of this.tenants.values()) this.refreshSlot(tn, effectiveTenantQuota(this.limits, tn.key));
         break;
       case 'concurrencyKey': {
         const k = this.ckeys.get(update.key);
@@ -514,51 +627,59 @@ export class MemoryTaskStore implements TaskStore {
 
   /**
    * Input `end` of a create reused a taken id (a caller bug; ids are generated by the queue): the
-   * new record `r` replaced the old one in the id map. Put the old one back (found by a scan of
+   * new slot `s` replaced the old one in the id map. Put the old one back (found by a scan of
    * the seq index: error path only), undo the tasks created by the earlier inputs, and throw.
    */
-  private rejectTakenId(r: TaskRecord, out: CreateResult[], end: number): never {
-    const old = this.statusIndex.find((x) => x.id === r.id);
-    this.tasks.set(r.id, old!);
-    if (r.lane!.refs === 0) this.releaseLane((r.lane!.refs++, r.lane!)); // a lane made for r alone
-    for (let i = end - 1; i >= 0; i--) {
+  private rejectTakenId(s: number, lane: Lane, out: CreateResult[] | undefined, end: number): never {
+    const t = this.t;
+    const id = t.id(s);
+    const old = this.statusIndex.find((x) => t.id(x) === id);
+    this.tasks.set(id, old);
+    t.release(s);
+    if (lane.refs === 0) this.releaseLane((lane.refs++, lane)); // a lane made for s alone
+    for (let i = end - 1; out !== undefined && i >= 0; i--) {
       if (!out[i].created) continue;
       const x = this.tasks.get(out[i].task.id)!;
+      const xl = t.ref<Lane>(x, LANE);
       this.leavePending(x);
-      this.statusIndex.remove(x);
-      this.statusCounts[x.sc]--;
-      this.tasks.delete(x.id);
-      if (x.idempotencyKey !== null) this.byIdempotencyKey.delete(x.idempotencyKey);
-      this.releaseLane(x.lane!);
-      x.lane = null;
+      this.statusIndex.remove(t.seq(x), t.byte(x, SC));
+      this.statusCounts[t.byte(x, SC)]--;
+      this.tasks.delete(t.id(x));
+      const key = t.ref<string | null>(x, IDEMPOTENCY_KEY);
+      if (key !== null) this.byIdempotencyKey.delete(key);
+      this.releaseLane(xl);
+      t.release(x);
     }
-    throw new InvalidStateError(`Task id ${r.id} is already taken; nothing was created (all or none).`);
+    throw new InvalidStateError(`Task id ${id} is already taken; nothing was created (all or none).`);
   }
 
-  private fenced(fence: Fence): TaskRecord {
-    const r = this.tasks.get(fence.id);
-    if (r === undefined) throw new TaskNotFoundError(fence.id);
-    if (r.leaseId === null || r.leaseId !== fence.leaseId || r.version !== fence.version) throw new StaleLeaseError(fence.id);
-    return r;
+  private fenced(fence: Fence): number {
+    const t = this.t;
+    const s = this.tasks.get(fence.id);
+    if (s === undefined) throw new TaskNotFoundError(fence.id);
+    const leaseId = t.ref<string | null>(s, LEASE_ID);
+    if (leaseId === null || leaseId !== fence.leaseId || t.int(s, VERSION) !== fence.version) throw new StaleLeaseError(fence.id);
+    return s;
   }
 
-  private expectStatus(r: TaskRecord, operation: string, ...codes: number[]): void {
-    if (!codes.includes(r.sc)) throw new InvalidStateError(Messages.invalidState(r.id, r.status, operation));
+  private expectStatus(s: number, operation: string, ...codes: number[]): void {
+    if (!codes.includes(this.t.byte(s, SC))) throw new InvalidStateError(Messages.invalidState(this.t.id(s), this.t.status(s), operation));
   }
 
-  private touch(r: TaskRecord, now: number): void {
-    r.version++;
-    r.updatedAt = now;
+  private touch(s: number, now: number): void {
+    const t = this.t;
+    t.setInt(s, VERSION, t.int(s, VERSION) + 1);
+    t.setNum(s, UPDATED_AT, now);
   }
 
-  private setStatus(r: TaskRecord, status: TaskStatus, now: number): void {
-    const from = r.sc;
-    r.status = status;
-    r.sc = STATUS_CODE[status];
+  private setStatus(s: number, sc: number, now: number): void {
+    const t = this.t;
+    const from = t.byte(s, SC);
+    t.setByte(s, SC, sc);
     this.statusCounts[from]--;
-    this.statusCounts[r.sc]++;
-    this.statusIndex.move(r, from);
-    this.touch(r, now);
+    this.statusCounts[sc]++;
+    this.statusIndex.move(t.seq(s), from, sc);
+    this.touch(s, now);
   }
 
   private nextToken(): number {
@@ -567,25 +688,26 @@ export class MemoryTaskStore implements TaskStore {
 
   // ---- lanes and resources
 
-  private laneOf(t: NewTask): Lane {
-    let lane = this.lanes.get(t.providerKey, t.accountId, t.tenantId, t.concurrencyKey);
+  private laneOf(nt: NewTask): Lane {
+    let lane = this.lanes.get(nt.providerKey, nt.accountId, nt.tenantId, nt.concurrencyKey);
     if (lane === undefined) {
-      const provider = this.providerOf(t.providerKey);
+      const provider = this.providerOf(nt.providerKey);
       let account: SlotState | null = null;
-      if (t.accountId !== null) {
-        const ak = accountKey(t.providerKey, t.accountId);
+      if (nt.accountId !== null) {
+        const ak = accountKey(nt.providerKey, nt.accountId);
         account = this.accounts.get(ak) ?? null;
         if (account === null) {
-          account = new SlotState(ak, t.providerKey, t.accountId);
-          account.limit = effectiveAccountLimit(this.limits, t.providerKey, t.accountId);
+          account = new SlotState(ak, nt.providerKey, nt.accountId);
+          account.limit = effectiveAccountLimit(this.limits, nt.providerKey, nt.accountId);
           this.accounts.set(ak, account);
           provider.accounts.add(account);
         }
         account.refs++;
       }
-      const tenant = t.tenantId === null ? null : this.slotOf(this.tenants, t.tenantId, (k) => effectiveTenantQuota(this.limits, k));
-      const ckey = t.concurrencyKey === null ? null : this.slotOf(this.ckeys, t.concurrencyKey, (k) => effectiveConcurrencyKeyLimit(this.limits, k));
-      lane = new Lane(laneKey(t), t.accountId, t.tenantId, t.concurrencyKey, provider, account, tenant, ckey, this.order);
+      const tenant = nt.tenantId === null ? null : this.slotOf(this.tenants, nt.tenantId, (k) => effectiveTenantQuota(this.limits, k));
+      const ckey = nt.concurrencyKey === null ? null : this.slotOf(this.ckeys, nt.concurrencyKey, (k) => effectiveConcurrencyKeyLimit(this.limits, k));
+      const keys = { providerKey: nt.providerKey, accountId: nt.accountId, tenantId: nt.tenantId, concurrencyKey: nt.concurrencyKey };
+      lane = new Lane(laneKey(nt), nt.accountId, nt.tenantId, nt.concurrencyKey, provider, account, tenant, ckey, keys, this.t, this.tie);
       this.lanes.add(lane);
     }
     return lane;
@@ -603,14 +725,14 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   private slotOf(map: Map<string, SlotState>, key: string, limitOf: (key: string) => number | null): SlotState {
-    let s = map.get(key);
-    if (s === undefined) {
-      s = new SlotState(key);
-      s.limit = limitOf(key);
-      map.set(key, s);
+    let st = map.get(key);
+    if (st === undefined) {
+      st = new SlotState(key);
+      st.limit = limitOf(key);
+      map.set(key, st);
     }
-    s.refs++;
-    return s;
+    st.refs++;
+    return st;
   }
 
   /** A task of the lane became terminal: drop the lane (and unused resources) when it was the last. */
@@ -629,8 +751,8 @@ export class MemoryTaskStore implements TaskStore {
   private fullSlot(lane: Lane): SlotState | null {
     const a = lane.account;
     if (a !== null && a.limit !== null && a.inFlight >= a.limit) return a;
-    const t = lane.tenant;
-    if (t !== null && t.limit !== null && t.inFlight >= t.limit) return t;
+    const tn = lane.tenant;
+    if (tn !== null && tn.limit !== null && tn.inFlight >= tn.limit) return tn;
     const k = lane.ckey;
     if (k !== null && k.limit !== null && k.inFlight >= k.limit) return k;
     return null;
@@ -652,9 +774,9 @@ export class MemoryTaskStore implements TaskStore {
     this.notify();
   }
 
-  private freeSlot(s: SlotState): void {
-    s.inFlight--;
-    if (s.parked.size > 0 && s.hasRoom()) this.unpark(s.parked);
+  private freeSlot(st: SlotState): void {
+    st.inFlight--;
+    if (st.parked.size > 0 && st.hasRoom()) this.unpark(st.parked);
   }
 
   private park(lane: Lane, set: Set<Lane>): void {
@@ -683,7 +805,7 @@ export class MemoryTaskStore implements TaskStore {
         lane.parkedIn = null;
       }
       lane.state = LANE_IDLE;
-      lane.head = null;
+      lane.head = -1;
       return;
     }
     lane.head = head;
@@ -715,70 +837,82 @@ export class MemoryTaskStore implements TaskStore {
     this.refreshSlot(a, effectiveAccountLimit(this.limits, a.providerKey!, a.accountId!));
   }
 
-  private refreshSlot(s: SlotState, limit: number | null): void {
-    s.limit = limit;
-    if (s.parked.size > 0 && s.hasRoom()) this.unpark(s.parked);
+  private refreshSlot(st: SlotState, limit: number | null): void {
+    st.limit = limit;
+    if (st.parked.size > 0 && st.hasRoom()) this.unpark(st.parked);
   }
 
   // ---- pending tasks: lanes, delayed heap, priority buckets
 
-  private enterPending(r: TaskRecord, now: number): void {
-    let b = this.buckets.get(r.priority);
+  private enterPending(s: number, now: number): void {
+    const t = this.t;
+    const priority = t.int(s, PRIORITY);
+    let b = this.buckets.get(priority);
     if (b === undefined) {
-      b = { count: 0, due: 0, heap: new BucketHeap() };
-      this.buckets.set(r.priority, b);
+      b = { count: 0, due: 0, heap: new SlotHeap(t, Q_TOK) };
+      this.buckets.set(priority, b);
     }
     b.count++;
-    if (r.runAt <= now) this.enterDue(r);
+    const runAt = t.num(s, RUN_AT);
+    if (runAt <= now) this.enterDue(s, b);
     else {
-      r.queue = QUEUE_DELAYED;
-      r.qTok = this.nextToken();
-      this.delayed.push(r, r.runAt, r.seq, r.qTok);
-      this.putDeadline(r, DEADLINE_OTHER);
+      t.setByte(s, QUEUE, QUEUE_DELAYED);
+      const tok = this.nextToken();
+      t.setNum(s, Q_TOK, tok);
+      this.delayed.push(s, runAt, t.seq(s), tok);
+      this.putDeadline(s, DEADLINE_OTHER);
     }
   }
 
-  private enterDue(r: TaskRecord): void {
-    const lane = r.lane!;
-    r.queue = QUEUE_DUE;
-    r.qTok = this.nextToken();
+  private enterDue(s: number, b: Bucket): void {
+    const t = this.t;
+    const lane = t.ref<Lane>(s, LANE);
+    t.setByte(s, QUEUE, QUEUE_DUE);
+    const tok = this.nextToken();
+    t.setNum(s, Q_TOK, tok);
     const o = this.order;
-    lane.heap.push(r, o.k1(r), o.k2(r), r.qTok, o.k3(r), o.usesRank ? r.rank : 0);
+    const p = t.int(s, PRIORITY);
+    const runAt = t.num(s, RUN_AT);
+    const seq = t.seq(s);
+    lane.heap.push(s, o.k1(p, runAt), o.k2(p, runAt), tok, o.k3(p, runAt), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
     lane.live++;
-    const b = this.buckets.get(r.priority)!;
-    b.heap.push(r, r.runAt, r.seq, r.qTok);
+    b.heap.push(s, runAt, seq, tok);
     b.due++;
-    this.putDeadline(r, DEADLINE_DUE);
+    this.putDeadline(s, DEADLINE_DUE);
     this.refreshLane(lane);
   }
 
   /** The task stops being PENDING_SUBMIT (claimed, canceled, timed out) or is re-keyed. */
-  private leavePending(r: TaskRecord): void {
-    const b = this.buckets.get(r.priority)!;
-    if (r.queue === QUEUE_DUE) {
-      const lane = r.lane!;
-      r.qTok = 0;
+  private leavePending(s: number): void {
+    const t = this.t;
+    const priority = t.int(s, PRIORITY);
+    const b = this.buckets.get(priority)!;
+    const q = t.byte(s, QUEUE);
+    if (q === QUEUE_DUE) {
+      const lane = t.ref<Lane>(s, LANE);
+      t.setNum(s, Q_TOK, 0);
       lane.heap.noteRemoved();
       lane.live--;
       b.heap.noteRemoved();
       b.heap.top(); // usually the claimed task was the bucket's oldest: drop it now, not by a compaction scan
       b.due--;
       this.refreshLane(lane);
-    } else if (r.queue === QUEUE_DELAYED) {
-      r.qTok = 0;
+    } else if (q === QUEUE_DELAYED) {
+      t.setNum(s, Q_TOK, 0);
       this.delayed.noteRemoved();
     }
-    r.queue = QUEUE_NONE;
-    if (--b.count === 0) this.buckets.delete(r.priority);
-    this.putDeadline(r, DEADLINE_NONE);
+    t.setByte(s, QUEUE, QUEUE_NONE);
+    if (--b.count === 0) this.buckets.delete(priority);
+    this.putDeadline(s, DEADLINE_NONE);
   }
 
   /** Moves due delayed tasks into their lanes and re-readies rate-parked lanes whose token is due. */
   private promote(now: number): void {
-    for (let r = this.delayed.top(); r !== undefined && r.runAt <= now; r = this.delayed.top()) {
+    const t = this.t;
+    for (let s = this.delayed.top(); s !== undefined && t.num(s, RUN_AT) <= now; s = this.delayed.top()) {
       this.delayed.pop();
-      r.qTok = 0;
-      this.enterDue(r);
+      t.setNum(s, Q_TOK, 0);
+      this.enterDue(s, this.buckets.get(t.int(s, PRIORITY))!);
     }
     if (this.rateParked.size > 0) {
       for (const p of this.rateParked) {
@@ -792,10 +926,11 @@ export class MemoryTaskStore implements TaskStore {
 
   /** Due PENDING_SUBMIT tasks past their deadline become TIMED_OUT (no admission, no token). */
   private timeOutDue(now: number): Task[] {
+    const t = this.t;
     const out: Task[] = [];
-    for (let r = this.dueDeadlines.top(); r !== undefined && r.deadlineAt! <= now; r = this.dueDeadlines.top()) {
-      this.finish(r, TaskStatus.TIMED_OUT, now);
-      out.push(toTask(r));
+    for (let s = this.dueDeadlines.top(); s !== undefined && t.num(s, DEADLINE_AT) <= now; s = this.dueDeadlines.top()) {
+      this.finish(s, SC_TIMED_OUT, now);
+      out.push(t.toTask(s));
     }
     return out;
   }
@@ -803,83 +938,96 @@ export class MemoryTaskStore implements TaskStore {
   private nextWakeAt(): number | null {
     let at: number | null = null;
     const d = this.delayed.top();
-    if (d !== undefined) at = d.runAt;
+    if (d !== undefined) at = this.t.num(d, RUN_AT);
     for (const p of this.rateParked) {
       if (p.rateLanes.size === 0) continue;
-      const t = Math.ceil(p.retryAt);
-      if (at === null || t < at) at = t;
+      const r = Math.ceil(p.retryAt);
+      if (at === null || r < at) at = r;
     }
     return at;
   }
 
   // ---- in-flight tasks: leases, polls, deadlines
 
-  private putDeadline(r: TaskRecord, where: number): void {
-    if (r.deadlineAt === null || r.deadline === where) return;
-    if (r.deadline !== DEADLINE_NONE) {
-      r.dTok = 0;
-      (r.deadline === DEADLINE_DUE ? this.dueDeadlines : this.otherDeadlines).noteRemoved();
+  private putDeadline(s: number, where: number): void {
+    const t = this.t;
+    const at = t.num(s, DEADLINE_AT);
+    const cur = t.byte(s, DEADLINE);
+    if (at !== at || cur === where) return; // no deadline (NaN), or already there
+    if (cur !== DEADLINE_NONE) {
+      t.setNum(s, D_TOK, 0);
+      (cur === DEADLINE_DUE ? this.dueDeadlines : this.otherDeadlines).noteRemoved();
     }
-    r.deadline = where;
+    t.setByte(s, DEADLINE, where);
     if (where !== DEADLINE_NONE) {
-      r.dTok = this.nextToken();
-      (where === DEADLINE_DUE ? this.dueDeadlines : this.otherDeadlines).push(r, r.deadlineAt, r.seq, r.dTok);
+      const tok = this.nextToken();
+      t.setNum(s, D_TOK, tok);
+      (where === DEADLINE_DUE ? this.dueDeadlines : this.otherDeadlines).push(s, at, t.seq(s), tok);
     }
   }
 
-  private putPoll(r: TaskRecord, where: number): void {
-    if (r.poll === where) return;
-    if (r.poll !== POLL_NONE) {
-      r.pTok = 0;
-      (r.poll === POLL_DUE ? this.pollsDue : this.pollsCanceled).noteRemoved();
+  private putPoll(s: number, where: number): void {
+    const t = this.t;
+    const cur = t.byte(s, POLL);
+    if (cur === where) return;
+    if (cur !== POLL_NONE) {
+      t.setNum(s, P_TOK, 0);
+      (cur === POLL_DUE ? this.pollsDue : this.pollsCanceled).noteRemoved();
     }
-    r.poll = where;
+    t.setByte(s, POLL, where);
     if (where !== POLL_NONE) {
-      r.pTok = this.nextToken();
-      (where === POLL_DUE ? this.pollsDue : this.pollsCanceled).push(r, r.nextPollAt!, r.seq, r.pTok);
+      const tok = this.nextToken();
+      t.setNum(s, P_TOK, tok);
+      (where === POLL_DUE ? this.pollsDue : this.pollsCanceled).push(s, t.num(s, NEXT_POLL_AT), t.seq(s), tok);
     }
   }
 
   /** SUBMITTED / RUNNING without a live lease: waits for its poll (or its cancel) and its deadline. */
-  private placeInFlight(r: TaskRecord): void {
-    this.putPoll(r, r.cancelRequested ? POLL_CANCEL : POLL_DUE);
-    this.putDeadline(r, DEADLINE_OTHER);
+  private placeInFlight(s: number): void {
+    this.putPoll(s, this.t.flag(s, F_CANCEL_REQUESTED) ? POLL_CANCEL : POLL_DUE);
+    this.putDeadline(s, DEADLINE_OTHER);
   }
 
-  private dropLeaseEntry(r: TaskRecord): void {
-    if (r.lease !== LEASE_NONE) {
-      r.lTok = 0;
-      (r.lease === LEASE_SUBMIT ? this.submitLeases : this.pollLeases).noteRemoved();
-      r.lease = LEASE_NONE;
+  private dropLeaseEntry(s: number): void {
+    const t = this.t;
+    const lease = t.byte(s, LEASE);
+    if (lease !== LEASE_NONE) {
+      t.setNum(s, L_TOK, 0);
+      (lease === LEASE_SUBMIT ? this.submitLeases : this.pollLeases).noteRemoved();
+      t.setByte(s, LEASE, LEASE_NONE);
     }
-    if (r.expiredLease) {
-      r.expiredLease = false;
-      this.expiredPollLeases.delete(r);
+    if (t.flag(s, F_EXPIRED_LEASE)) {
+      t.setFlag(s, F_EXPIRED_LEASE, false);
+      this.expiredPollLeases.delete(s);
     }
   }
 
-  private pushLease(r: TaskRecord, until: number, kind: number): void {
-    r.leaseUntil = until;
-    r.lease = kind;
-    r.lTok = this.nextToken();
-    (kind === LEASE_SUBMIT ? this.submitLeases : this.pollLeases).push(r, until, r.seq, r.lTok);
+  private pushLease(s: number, until: number, kind: number): void {
+    const t = this.t;
+    t.setNum(s, LEASE_UNTIL, until);
+    t.setByte(s, LEASE, kind);
+    const tok = this.nextToken();
+    t.setNum(s, L_TOK, tok);
+    (kind === LEASE_SUBMIT ? this.submitLeases : this.pollLeases).push(s, until, t.seq(s), tok);
     // a live lease takes the task out of the poll and deadline heaps
-    this.putPoll(r, POLL_NONE);
-    this.putDeadline(r, DEADLINE_NONE);
+    this.putPoll(s, POLL_NONE);
+    this.putDeadline(s, DEADLINE_NONE);
   }
 
-  private setLease(r: TaskRecord, owner: string, leaseMs: number, now: number, kind: number): void {
-    this.dropLeaseEntry(r);
-    r.leaseOwner = owner;
-    r.leaseId = this.leasePrefix + (++this.leaseCounter).toString(36);
-    this.pushLease(r, now + leaseMs, kind);
+  private setLease(s: number, owner: string, leaseMs: number, now: number, kind: number): void {
+    const t = this.t;
+    this.dropLeaseEntry(s);
+    t.setRef(s, LEASE_OWNER, owner);
+    t.setRef(s, LEASE_ID, this.leasePrefix + (++this.leaseCounter).toString(36));
+    this.pushLease(s, now + leaseMs, kind);
   }
 
-  private clearLease(r: TaskRecord): void {
-    this.dropLeaseEntry(r);
-    r.leaseOwner = null;
-    r.leaseId = null;
-    r.leaseUntil = null;
+  private clearLease(s: number): void {
+    const t = this.t;
+    this.dropLeaseEntry(s);
+    t.setRef(s, LEASE_OWNER, null);
+    t.setRef(s, LEASE_ID, null);
+    t.setNum(s, LEASE_UNTIL, NaN);
   }
 
   /**
@@ -888,64 +1036,72 @@ export class MemoryTaskStore implements TaskStore {
    * stays valid until someone else claims or recoverExpired clears it).
    */
   private noticeExpiredPollLeases(now: number): void {
-    for (let r = this.pollLeases.top(); r !== undefined && r.leaseUntil! <= now; r = this.pollLeases.top()) {
+    const t = this.t;
+    for (let s = this.pollLeases.top(); s !== undefined && t.num(s, LEASE_UNTIL) <= now; s = this.pollLeases.top()) {
       this.pollLeases.pop();
-      r.lTok = 0;
-      r.lease = LEASE_NONE;
-      r.expiredLease = true;
-      this.expiredPollLeases.add(r);
-      this.placeInFlight(r);
+      t.setNum(s, L_TOK, 0);
+      t.setByte(s, LEASE, LEASE_NONE);
+      t.setFlag(s, F_EXPIRED_LEASE, true);
+      this.expiredPollLeases.add(s);
+      this.placeInFlight(s);
     }
   }
 
-  private expirePollLease(r: TaskRecord, now: number, out: Transition[]): void {
-    this.clearLease(r);
-    if (r.deadlineAt !== null && r.deadlineAt <= now) {
-      const from = r.status;
-      this.finish(r, TaskStatus.TIMED_OUT, now);
-      out.push({ task: toTask(r), from, to: r.status });
+  private expirePollLease(s: number, now: number, out: Transition[]): void {
+    const t = this.t;
+    this.clearLease(s);
+    const deadlineAt = t.num(s, DEADLINE_AT);
+    if (deadlineAt <= now) {
+      // (a NaN deadline compares false: no deadline)
+      const from = t.status(s);
+      this.finish(s, SC_TIMED_OUT, now);
+      out.push({ task: t.toTask(s), from, to: t.status(s) });
       return;
     }
-    this.touch(r, now);
-    this.placeInFlight(r);
+    this.touch(s, now);
+    this.placeInFlight(s);
   }
 
   /** A SUBMITTING task whose lease expired (port: recoverExpired). */
-  private recoverSubmit(r: TaskRecord, now: number): void {
-    if (!r.idempotent) this.finish(r, TaskStatus.SUBMIT_UNKNOWN, now);
-    else if (r.cancelRequested) this.finish(r, TaskStatus.CANCELED, now);
-    else if (r.deadlineAt !== null && r.deadlineAt <= now) this.finish(r, TaskStatus.TIMED_OUT, now);
-    else if (r.attempts + 1 >= r.maxAttempts) {
-      r.attempts++;
-      this.finish(r, TaskStatus.FAILED, now);
+  private recoverSubmit(s: number, now: number): void {
+    const t = this.t;
+    const attempts = t.int(s, ATTEMPTS);
+    if (!t.flag(s, F_IDEMPOTENT)) this.finish(s, SC_SUBMIT_UNKNOWN, now);
+    else if (t.flag(s, F_CANCEL_REQUESTED)) this.finish(s, SC_CANCELED, now);
+    else if (t.num(s, DEADLINE_AT) <= now) this.finish(s, SC_TIMED_OUT, now);
+    else if (attempts + 1 >= t.int(s, MAX_ATTEMPTS)) {
+      t.setInt(s, ATTEMPTS, attempts + 1);
+      this.finish(s, SC_FAILED, now);
     } else {
-      r.attempts++;
-      this.backToPending(r, now);
+      t.setInt(s, ATTEMPTS, attempts + 1);
+      this.backToPending(s, now);
     }
   }
 
   /** SUBMITTING -> PENDING_SUBMIT (retry, lost submit): slots freed, back in the order by its runAt. */
-  private backToPending(r: TaskRecord, now: number): void {
-    this.clearLease(r);
-    this.setStatus(r, TaskStatus.PENDING_SUBMIT, now);
-    this.freeSlots(r.lane!);
-    this.enterPending(r, now);
+  private backToPending(s: number, now: number): void {
+    this.clearLease(s);
+    this.setStatus(s, SC_PENDING, now);
+    this.freeSlots(this.t.ref<Lane>(s, LANE));
+    this.enterPending(s, now);
   }
 
-  /** Any non-terminal status -> terminal: out of every index, slots freed once, lease cleared. */
-  private finish(r: TaskRecord, status: TerminalStatus, now: number): void {
-    const wasInFlight = inFlightCode(r.sc);
-    if (r.sc === SC_PENDING) this.leavePending(r);
+  /** Any non-terminal status -> terminal (code `sc`): out of every index, slots freed once, lease cleared. */
+  private finish(s: number, sc: number, now: number): void {
+    const t = this.t;
+    const cur = t.byte(s, SC);
+    const wasInFlight = inFlightCode(cur);
+    if (cur === SC_PENDING) this.leavePending(s);
     else {
-      this.putPoll(r, POLL_NONE);
-      this.putDeadline(r, DEADLINE_NONE);
+      this.putPoll(s, POLL_NONE);
+      this.putDeadline(s, DEADLINE_NONE);
     }
-    this.clearLease(r);
-    this.setStatus(r, status, now);
-    r.finishedAt = now;
-    this.finished.push(r, now, r.seq, 1);
-    const lane = r.lane!;
-    r.lane = null;
+    this.clearLease(s);
+    this.setStatus(s, sc, now);
+    t.setNum(s, FINISHED_AT, now);
+    this.finished.push(s, now, t.seq(s), 1);
+    const lane = t.ref<Lane>(s, LANE);
+    t.setRef(s, LANE, null);
     if (wasInFlight) this.freeSlots(lane);
     this.releaseLane(lane);
   }
@@ -968,6 +1124,6 @@ export class MemoryTaskStore implements TaskStore {
 
 function countsOf(map: Map<string, SlotState>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const s of map.values()) if (s.inFlight > 0) out[s.key] = s.inFlight;
+  for (const st of map.values()) if (st.inFlight > 0) out[st.key] = st.inFlight;
   return out;
 }

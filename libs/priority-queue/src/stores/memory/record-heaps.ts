@@ -1,48 +1,28 @@
 import { LazyHeap } from './lazy-heap';
-import type { TaskRecord } from './task-record';
+import type { TaskTable } from './task-table';
 
 /**
- * The heaps of task records, one class per membership token of TaskRecord (see lazy-heap.ts).
- * Keys: lane heaps use the order key (order-mode.ts); every other heap a time, then seq.
+ * Heaps of task slots (see lazy-heap.ts and task-table.ts). An entry is live while the slot's
+ * token field (one per kind of membership) still holds the entry's token. Keys: lane heaps use
+ * the order key (order-mode.ts); every other heap a time, then seq.
  */
-
-/** Lane heaps (due tasks by order key) and the delayed heap (by runAt, seq). */
-export class QueueHeap extends LazyHeap<TaskRecord> {
-  protected isLive(r: TaskRecord, token: number): boolean {
-    return r.qTok === token;
+export class SlotHeap extends LazyHeap<number> {
+  constructor(
+    private readonly table: TaskTable,
+    /** The token field of TaskTable (Q_TOK, D_TOK, L_TOK, P_TOK). */
+    private readonly tokenField: number,
+    tie?: (a: number, b: number) => number,
+  ) {
+    super(tie);
   }
-}
 
-/** Due tasks of one priority by runAt (for the oldest wait of stats()); shares the lane entry's token. */
-export class BucketHeap extends LazyHeap<TaskRecord> {
-  protected isLive(r: TaskRecord, token: number): boolean {
-    return r.qTok === token;
-  }
-}
-
-/** Tasks by deadlineAt. */
-export class DeadlineHeap extends LazyHeap<TaskRecord> {
-  protected isLive(r: TaskRecord, token: number): boolean {
-    return r.dTok === token;
-  }
-}
-
-/** Leased tasks by leaseUntil. */
-export class LeaseHeap extends LazyHeap<TaskRecord> {
-  protected isLive(r: TaskRecord, token: number): boolean {
-    return r.lTok === token;
-  }
-}
-
-/** SUBMITTED / RUNNING tasks without a lease, by nextPollAt. */
-export class PollHeap extends LazyHeap<TaskRecord> {
-  protected isLive(r: TaskRecord, token: number): boolean {
-    return r.pTok === token;
+  protected isLive(s: number, token: number): boolean {
+    return this.table.num(s, this.tokenField) === token;
   }
 }
 
 /** Terminal tasks by finishedAt (purge); entries leave only by purge, from the top. */
-export class FinishedHeap extends LazyHeap<TaskRecord> {
+export class FinishedHeap extends LazyHeap<number> {
   protected isLive(): boolean {
     return true;
   }

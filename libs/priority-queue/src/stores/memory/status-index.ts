@@ -1,17 +1,12 @@
-import { STATUS_COUNT } from './task-record';
+import { STATUS_COUNT } from './task-table';
 
 const CHUNK_SHIFT = 12;
 const CHUNK_SIZE = 1 << CHUNK_SHIFT; // seqs per chunk
 const WORDS = CHUNK_SIZE >>> 5; // 32-bit words per status bitmap
 
-interface Indexed {
-  seq: number;
-  /** Status code. */
-  sc: number;
-}
-
-class Chunk<T> {
-  readonly items: (T | undefined)[] = new Array(CHUNK_SIZE);
+class Chunk {
+  /** Slot of each seq of the chunk (-1 = none). */
+  readonly slots = new Int32Array(CHUNK_SIZE).fill(-1);
   live = 0;
   /** One bitmap of WORDS words per status: bit set = the task of that seq has that status. */
   readonly bits = new Uint32Array(STATUS_COUNT * WORDS);
@@ -19,56 +14,56 @@ class Chunk<T> {
 }
 
 /**
- * Tasks by seq, with one bitmap per status: O(1) to add, move or remove a task, and list()
+ * Task slots by seq, with one bitmap per status: O(1) to add, move or remove a task, and list()
  * walks a status in seq order skipping chunks (4096 seqs) that hold none of it. Seqs are dense
  * (a store-wide counter), so a chunk array indexed by seq / 4096 is compact; chunks whose tasks
  * were all purged are dropped.
  */
-export class StatusIndex<T extends Indexed> {
-  private readonly chunks: (Chunk<T> | undefined)[] = [];
+export class StatusIndex {
+  private readonly chunks: (Chunk | undefined)[] = [];
 
-  add(item: T): void {
-    const ci = Math.floor(item.seq / CHUNK_SIZE);
+  add(slot: number, seq: number, sc: number): void {
+    const ci = Math.floor(seq / CHUNK_SIZE);
     let c = this.chunks[ci];
     if (c === undefined) {
       while (this.chunks.length < ci) this.chunks.push(undefined);
-      c = this.chunks[ci] = new Chunk<T>();
+      c = this.chunks[ci] = new Chunk();
     }
-    const off = item.seq & (CHUNK_SIZE - 1);
-    c.items[off] = item;
+    const off = seq & (CHUNK_SIZE - 1);
+    c.slots[off] = slot;
     c.live++;
-    this.set(c, item.sc, off);
+    this.set(c, sc, off);
   }
 
-  /** The item's status changes from code `from` to its current `sc`. */
-  move(item: T, from: number): void {
-    const c = this.chunks[Math.floor(item.seq / CHUNK_SIZE)]!;
-    const off = item.seq & (CHUNK_SIZE - 1);
+  /** The status of the task of `seq` changes from code `from` to `to`. */
+  move(seq: number, from: number, to: number): void {
+    const c = this.chunks[Math.floor(seq / CHUNK_SIZE)]!;
+    const off = seq & (CHUNK_SIZE - 1);
     this.clear(c, from, off);
-    this.set(c, item.sc, off);
+    this.set(c, to, off);
   }
 
-  remove(item: T): void {
-    const ci = Math.floor(item.seq / CHUNK_SIZE);
+  remove(seq: number, sc: number): void {
+    const ci = Math.floor(seq / CHUNK_SIZE);
     const c = this.chunks[ci]!;
-    const off = item.seq & (CHUNK_SIZE - 1);
-    this.clear(c, item.sc, off);
-    c.items[off] = undefined;
+    const off = seq & (CHUNK_SIZE - 1);
+    this.clear(c, sc, off);
+    c.slots[off] = -1;
     if (--c.live === 0) this.chunks[ci] = undefined;
   }
 
-  /** The first item (by seq) matching `pred`, any status; a full scan. */
-  find(pred: (item: T) => boolean): T | undefined {
+  /** The first slot (by seq) matching `pred`, any status; a full scan. -1 when none. */
+  find(pred: (slot: number) => boolean): number {
     for (const c of this.chunks) {
       if (c === undefined) continue;
-      for (const item of c.items) if (item !== undefined && pred(item)) return item;
+      for (const s of c.slots) if (s !== -1 && pred(s)) return s;
     }
-    return undefined;
+    return -1;
   }
 
-  /** Up to `limit` items of status code `sc` with seq > afterSeq, by seq ascending. */
-  list(sc: number, limit: number, afterSeq: number): T[] {
-    const out: T[] = [];
+  /** Up to `limit` slots of status code `sc` with seq > afterSeq, by seq ascending. */
+  list(sc: number, limit: number, afterSeq: number): number[] {
+    const out: number[] = [];
     if (limit <= 0) return out;
     let seq = Math.max(0, Math.floor(afterSeq) + 1);
     const base = sc * WORDS;
@@ -82,7 +77,7 @@ export class StatusIndex<T extends Indexed> {
         while (word !== 0) {
           const low = word & -word;
           const bit = 31 - Math.clz32(low);
-          out.push(c.items[(w << 5) + bit]!);
+          out.push(c.slots[(w << 5) + bit]);
           if (out.length >= limit) return out;
           word ^= low;
         }
@@ -91,12 +86,12 @@ export class StatusIndex<T extends Indexed> {
     return out;
   }
 
-  private set(c: Chunk<T>, sc: number, off: number): void {
+  private set(c: Chunk, sc: number, off: number): void {
     c.bits[sc * WORDS + (off >>> 5)] |= 1 << (off & 31);
     c.counts[sc]++;
   }
 
-  private clear(c: Chunk<T>, sc: number, off: number): void {
+  private clear(c: Chunk, sc: number, off: number): void {
     c.bits[sc * WORDS + (off >>> 5)] &= ~(1 << (off & 31));
     c.counts[sc]--;
   }

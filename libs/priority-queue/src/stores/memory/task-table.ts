@@ -1,0 +1,289 @@
+import { ALL_STATUSES, TaskStatus, type Task } from '../../core/task';
+
+/** Small integer of each status (index of the per-status bitmaps and counters). */
+export const STATUS_CODE: Readonly<Record<TaskStatus, number>> = Object.fromEntries(
+  ALL_STATUSES.map((s, i) => [s, i]),
+) as Record<TaskStatus, number>;
+export const STATUS_COUNT = ALL_STATUSES.length;
+
+/** Where a PENDING_SUBMIT task waits. */
+export const QUEUE_NONE = 0;
+export const QUEUE_DUE = 1; // in its lane (runAt <= now at the last promotion)
+export const QUEUE_DELAYED = 2; // in the delayed heap
+
+/** Which deadline heap holds the task (only tasks without a live lease are in one). */
+export const DEADLINE_NONE = 0;
+export const DEADLINE_DUE = 1; // due PENDING_SUBMIT: timed out by claimSubmissions
+export const DEADLINE_OTHER = 2; // delayed PENDING_SUBMIT, or in flight without a lease
+
+/** Which lease heap holds the task. */
+export const LEASE_NONE = 0;
+export const LEASE_SUBMIT = 1; // SUBMITTING
+export const LEASE_POLL = 2; // SUBMITTED / RUNNING claimed for a poll
+
+/** Which poll heap holds the task (SUBMITTED / RUNNING without a live lease). */
+export const POLL_NONE = 0;
+export const POLL_DUE = 1; // by nextPollAt
+export const POLL_CANCEL = 2; // cancelRequested: claimable at once
+
+// ---- number fields: 12 doubles per slot (NaN = null) ----
+export const RUN_AT = 0;
+export const DEADLINE_AT = 1;
+export const CREATED_AT = 2;
+export const UPDATED_AT = 3;
+export const LEASE_UNTIL = 4;
+export const NEXT_POLL_AT = 5;
+export const FINISHED_AT = 6;
+export const SEQ = 7;
+/** Membership tokens (see lazy-heap.ts): lane or delayed heap (shared by the priority bucket), deadline, lease, poll. */
+export const Q_TOK = 8;
+export const D_TOK = 9;
+export const L_TOK = 10;
+export const P_TOK = 11;
+
+// ---- int32 fields (int32 index within the slot's 32 int32 words) ----
+export const PRIORITY = 24;
+export const VERSION = 25;
+export const ATTEMPTS = 26;
+export const MAX_ATTEMPTS = 27;
+export const POLL_ERRORS = 28;
+
+// ---- byte fields (byte index within the slot's 128 bytes) ----
+/** Status code (STATUS_CODE). */
+export const SC = 116;
+export const QUEUE = 117;
+export const DEADLINE = 118;
+export const LEASE = 119;
+export const POLL = 120;
+export const FLAGS = 121;
+
+export const F_IDEMPOTENT = 1;
+export const F_CANCEL_REQUESTED = 2;
+/** SUBMITTED / RUNNING whose lease expired but was not cleared yet (see claimPolls). */
+export const F_EXPIRED_LEASE = 4;
+/** Creation rank (order-mode.ts) is the seq: no task before it has a later createdAt. Else 0. */
+export const F_RANKED = 8;
+/** The payload column holds the payload's JSON text (an object or array payload). */
+export const F_PAYLOAD_JSON = 16;
+/** As F_PAYLOAD_JSON, for the result. */
+export const F_RESULT_JSON = 32;
+
+// ---- reference fields ----
+export const ID = 0;
+export const IDEMPOTENCY_KEY = 1;
+export const TYPE = 2;
+/** The LaneKeys of the task's admission keys (kept for the task's life). */
+export const KEYS = 3;
+export const PAYLOAD = 4;
+export const RESULT = 5;
+export const ERROR = 6;
+export const EXTERNAL_ID = 7;
+export const LEASE_OWNER = 8;
+export const LEASE_ID = 9;
+/** The live lane while the task is not terminal, else null. */
+export const LANE = 10;
+
+/** Doubles per slot (128 bytes: int32 and byte fields share the last 32 bytes). */
+const ND = 16;
+/** References per slot. */
+const NR = 11;
+const PAGE_SHIFT = 12;
+const PAGE = 1 << PAGE_SHIFT;
+const MASK = PAGE - 1;
+
+/** The admission keys of a lane, shared by its tasks (and kept by them after the lane is gone). */
+export interface LaneKeys {
+  readonly providerKey: string;
+  readonly accountId: string | null;
+  readonly tenantId: string | null;
+  readonly concurrencyKey: string | null;
+}
+
+/** What an order comparison reads of a task (core/order-key.ts). */
+export interface OrderFields {
+  priority: number;
+  runAt: number;
+  createdAt: number;
+  seq: number;
+}
+
+/**
+ * Every task of the memory store lives in a numbered slot of this table: numbers in typed-array
+ * pages (one 128-byte block per slot: 12 doubles, 5 int32, 6 bytes), strings and other references
+ * in array pages (11 per slot). So a task costs the garbage collector its id and payload strings
+ * only, not a record object with boxed numbers, and the fields of one task share cache lines.
+ * Slots of purged tasks are reused; membership tokens are store-wide increasing numbers, so a
+ * heap entry of an earlier occupant never matches a new one.
+ */
+export class TaskTable {
+  private readonly f64: Float64Array[] = [];
+  private readonly i32: Int32Array[] = [];
+  private readonly u8: Uint8Array[] = [];
+  private readonly refs: unknown[][] = [];
+  private readonly free: number[] = [];
+  private next = 0;
+
+  /** A fresh slot; every field must be written by the caller (the store's create). */
+  alloc(): number {
+    if (this.free.length > 0) return this.free.pop()!;
+    const s = this.next++;
+    if ((s & MASK) === 0) {
+      const buf = new ArrayBuffer(PAGE * ND * 8);
+      this.f64.push(new Float64Array(buf));
+      this.i32.push(new Int32Array(buf));
+      this.u8.push(new Uint8Array(buf));
+      this.refs.push(new Array<unknown>(PAGE * NR).fill(null));
+    }
+    return s;
+  }
+
+  /** Drops the slot's references (so their strings can be collected) and makes it reusable. */
+  release(s: number): void {
+    const r = this.refs[s >> PAGE_SHIFT];
+    const base = (s & MASK) * NR;
+    for (let k = 0; k < NR; k++) r[base + k] = null;
+    this.free.push(s);
+  }
+
+  num(s: number, field: number): number {
+    return this.f64[s >> PAGE_SHIFT][(s & MASK) * ND + field];
+  }
+
+  setNum(s: number, field: number, v: number): void {
+    this.f64[s >> PAGE_SHIFT][(s & MASK) * ND + field] = v;
+  }
+
+  /** A nullable number field (NaN stands for null). */
+  opt(s: number, field: number): number | null {
+    const v = this.f64[s >> PAGE_SHIFT][(s & MASK) * ND + field];
+    return v === v ? v : null;
+  }
+
+  setOpt(s: number, field: number, v: number | null): void {
+    this.f64[s >> PAGE_SHIFT][(s & MASK) * ND + field] = v === null ? NaN : v;
+  }
+
+  int(s: number, field: number): number {
+    return this.i32[s >> PAGE_SHIFT][(s & MASK) * (ND * 2) + field];
+  }
+
+  setInt(s: number, field: number, v: number): void {
+    this.i32[s >> PAGE_SHIFT][(s & MASK) * (ND * 2) + field] = v;
+  }
+
+  byte(s: number, field: number): number {
+    return this.u8[s >> PAGE_SHIFT][(s & MASK) * (ND * 8) + field];
+  }
+
+  setByte(s: number, field: number, v: number): void {
+    this.u8[s >> PAGE_SHIFT][(s & MASK) * (ND * 8) + field] = v;
+  }
+
+  flag(s: number, bit: number): boolean {
+    return (this.u8[s >> PAGE_SHIFT][(s & MASK) * (ND * 8) + FLAGS] & bit) !== 0;
+  }
+
+  setFlag(s: number, bit: number, on: boolean): void {
+    const a = this.u8[s >> PAGE_SHIFT];
+    const i = (s & MASK) * (ND * 8) + FLAGS;
+    a[i] = on ? a[i] | bit : a[i] & ~bit;
+  }
+
+  ref<T>(s: number, field: number): T {
+    return this.refs[s >> PAGE_SHIFT][(s & MASK) * NR + field] as T;
+  }
+
+  setRef(s: number, field: number, v: unknown): void {
+    this.refs[s >> PAGE_SHIFT][(s & MASK) * NR + field] = v;
+  }
+
+  id(s: number): string {
+    return this.refs[s >> PAGE_SHIFT][(s & MASK) * NR + ID] as string;
+  }
+
+  seq(s: number): number {
+    return this.f64[s >> PAGE_SHIFT][(s & MASK) * ND + SEQ];
+  }
+
+  status(s: number): TaskStatus {
+    return ALL_STATUSES[this.u8[s >> PAGE_SHIFT][(s & MASK) * (ND * 8) + SC]];
+  }
+
+  /** Creation rank (order-mode.ts): the seq when ranked, else 0. */
+  rank(s: number): number {
+    return this.flag(s, F_RANKED) ? this.seq(s) : 0;
+  }
+
+  orderFields(s: number): OrderFields {
+    return { priority: this.int(s, PRIORITY), runAt: this.num(s, RUN_AT), createdAt: this.num(s, CREATED_AT), seq: this.seq(s) };
+  }
+
+  /** Sets the result: objects are kept serialised, like payloads. */
+  setResult(s: number, result: unknown): void {
+    const isObject = typeof result === 'object' && result !== null;
+    this.setRef(s, RESULT, isObject ? JSON.stringify(result) : result === undefined ? null : result);
+    this.setFlag(s, F_RESULT_JSON, isObject);
+  }
+
+  /**
+   * A fresh Task object with the slot's fields. Object payloads and results are stored as JSON
+   * text and parsed for every copy, so no caller can reach (and mutate) what the store keeps; a
+   * primitive payload (string, number, boolean, null) is immutable and shared as is.
+   */
+  toTask(s: number): Task {
+    const p = this.ref<unknown>(s, PAYLOAD);
+    return this.copy(s, this.flag(s, F_PAYLOAD_JSON) ? JSON.parse(p as string) : p);
+  }
+
+  /** toTask with a given payload: create hands the caller's own input object back (never stored). */
+  toCreatedTask(s: number, payload: unknown): Task {
+    return this.copy(s, this.flag(s, F_PAYLOAD_JSON) ? payload : this.ref<unknown>(s, PAYLOAD));
+  }
+
+  private copy(s: number, payload: unknown): Task {
+    const page = s >> PAGE_SHIFT;
+    const f = this.f64[page];
+    const i = this.i32[page];
+    const b = this.u8[page];
+    const r = this.refs[page];
+    const fo = (s & MASK) * ND;
+    const io = fo * 2;
+    const bo = fo * 8;
+    const ro = (s & MASK) * NR;
+    const keys = r[ro + KEYS] as LaneKeys;
+    const flags = b[bo + FLAGS];
+    const result = r[ro + RESULT];
+    const opt = (v: number) => (v === v ? v : null);
+    return {
+      id: r[ro + ID] as string,
+      idempotencyKey: r[ro + IDEMPOTENCY_KEY] as string | null,
+      type: r[ro + TYPE] as string,
+      payload,
+      priority: i[io + PRIORITY],
+      providerKey: keys.providerKey,
+      accountId: keys.accountId,
+      tenantId: keys.tenantId,
+      concurrencyKey: keys.concurrencyKey,
+      runAt: f[fo + RUN_AT],
+      deadlineAt: opt(f[fo + DEADLINE_AT]),
+      createdAt: f[fo + CREATED_AT],
+      seq: f[fo + SEQ],
+      status: ALL_STATUSES[b[bo + SC]],
+      version: i[io + VERSION],
+      attempts: i[io + ATTEMPTS],
+      maxAttempts: i[io + MAX_ATTEMPTS],
+      idempotent: (flags & F_IDEMPOTENT) !== 0,
+      leaseOwner: r[ro + LEASE_OWNER] as string | null,
+      leaseId: r[ro + LEASE_ID] as string | null,
+      leaseUntil: opt(f[fo + LEASE_UNTIL]),
+      result: (flags & F_RESULT_JSON) !== 0 ? JSON.parse(result as string) : result,
+      error: r[ro + ERROR] as string | null,
+      externalId: r[ro + EXTERNAL_ID] as string | null,
+      nextPollAt: opt(f[fo + NEXT_POLL_AT]),
+      pollErrors: i[io + POLL_ERRORS],
+      cancelRequested: (flags & F_CANCEL_REQUESTED) !== 0,
+      updatedAt: f[fo + UPDATED_AT],
+      finishedAt: opt(f[fo + FINISHED_AT]),
+    };
+  }
+}
