@@ -28,6 +28,11 @@ export interface TxOptions {
    * transaction is `BEGIN IMMEDIATE` and holds the single writer lock anyway.
    */
   queueLock?: boolean;
+  /**
+   * MySQL: READ COMMITTED for this transaction (default true; one more round trip). Single-row
+   * writes by a unique key (fenced writes) lock the same row under the default level.
+   */
+  readCommitted?: boolean;
 }
 
 interface QueryResultLike {
@@ -113,7 +118,7 @@ export class Db {
         if (Number(r[0]?.l) !== 1) throw new Error(`could not take the queue lock ${this.lockName}`);
         locked = true;
       }
-      if (kind === 'mysql') await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      if (kind === 'mysql' && opts.readCommitted !== false) await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await qr.query(kind === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN');
       open = true;
       if (kind === 'mysql' && opts.queueLock && this.rowLock) {

@@ -8,6 +8,8 @@ export interface TableNames {
   lanes: string;
   resources: string;
   releases: string;
+  /** MySQL / MariaDB (schema v2): see sql/stage-marks.ts. */
+  stageMarks: string;
   queues: string;
   schemaVersion: string;
 }
@@ -28,6 +30,7 @@ export function tableNames(prefix: string): TableNames {
     lanes: `${prefix}lanes`,
     resources: `${prefix}resources`,
     releases: `${prefix}releases`,
+    stageMarks: `${prefix}stage_marks`,
     queues: `${prefix}queues`,
     schemaVersion: `${prefix}schema_version`,
   };

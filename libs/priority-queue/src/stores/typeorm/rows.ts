@@ -78,8 +78,18 @@ export function orderColumns(priority: number, runAt: number, agingIntervalMs: n
 
 /** Fixed-length id of a lane (sha1 of core's laneKey), the lanes table's key. */
 export function laneId(t: Pick<Task, 'providerKey' | 'accountId' | 'tenantId' | 'concurrencyKey'>): string {
-  return createHash('sha1').update(laneKey(t)).digest('hex');
+  const key = laneKey(t);
+  let id = laneIds.get(key);
+  if (id === undefined) {
+    if (laneIds.size >= 10_000) laneIds.clear();
+    id = createHash('sha1').update(key).digest('hex');
+    laneIds.set(key, id);
+  }
+  return id;
 }
+
+/** Recently used lane ids (a batch usually has few lanes; sha1 per task was a visible cost). */
+const laneIds = new Map<string, string>();
 
 /** Keys of the resources table. */
 export const rk = {

@@ -40,6 +40,7 @@ import { purge } from './sql/purge';
 import { getTask, listTasks } from './sql/read-tasks';
 import { recoverExpired } from './sql/recover-expired';
 import { list, raw, sql } from './sql/sql';
+import { markStaged } from './sql/stage-marks';
 import { stats } from './sql/stats';
 
 export interface TypeOrmTaskStoreOptions extends StoreOptions {
@@ -165,6 +166,7 @@ export class TypeOrmTaskStore implements TaskStore {
             }
           }
           const seqs = await insertTasks(x, c, now, fresh);
+          if (fresh.length > 0) await markStaged(x, c, now + Math.min(...fresh.map((t) => t.delayMs)));
           const made = new Map<NewTask, Task>(fresh.map((t) => [t, newTaskRecord(t, now, seqs.get(t.id)!)]));
           if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));
           return tasks.map((t): CreateResult => {
@@ -267,6 +269,7 @@ export class TypeOrmTaskStore implements TaskStore {
       from: [TaskStatus.SUBMITTING],
       release: true,
       op: 'retry',
+      stages: true,
     });
   }
 

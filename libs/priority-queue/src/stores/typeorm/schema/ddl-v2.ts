@@ -13,7 +13,16 @@ export function ddlV2(kind: DialectKind, t: TableNames): string[] {
     case 'postgres':
       return pgFunctionsV2(t);
     case 'mysql':
-      return [];
+      // stage marks (sql/stage-marks.ts): a claim reads the staged range only when one is due;
+      // tasks staged before this version get one mark per queue
+      return [
+        `CREATE TABLE IF NOT EXISTS ${t.stageMarks} (
+          id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, queue VARCHAR(64) NOT NULL, run_at BIGINT NOT NULL,
+          KEY ${t.stageMarks}_due (queue, run_at)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        `INSERT INTO ${t.stageMarks} (queue, run_at)
+          SELECT queue, MIN(run_at) FROM ${t.tasks} WHERE status = 'PENDING_SUBMIT' AND staged = 1 GROUP BY queue`,
+      ];
     case 'sqlite':
       return [];
   }
@@ -24,7 +33,7 @@ export function undoV2(kind: DialectKind, t: TableNames): string[] {
     case 'postgres':
       return pgFunctionsUndo(t);
     case 'mysql':
-      return [];
+      return [`DROP TABLE IF EXISTS ${t.stageMarks}`];
     case 'sqlite':
       return [];
   }

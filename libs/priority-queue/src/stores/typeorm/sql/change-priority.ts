@@ -5,6 +5,7 @@ import { q, run, type StoreContext } from '../context';
 import { num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { raw, sql } from './sql';
+import { markStaged } from './stage-marks';
 
 /**
  * changePriority (PENDING_SUBMIT only): new priority and order columns, and the task is staged
@@ -26,6 +27,7 @@ export async function changePriority(c: StoreContext, id: string, priority: numb
       sql`UPDATE ${T} SET priority = ${priority}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)}, staged = 1, version = version + 1, updated_at = ${now}
         WHERE seq = ${r.seq}`,
     );
+    await markStaged(x, c, num(r.run_at));
     const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE seq = ${r.seq}`);
     return rowToTask(after);
   });

@@ -5,6 +5,7 @@ import type { Row } from '../db';
 import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { list, raw, sql, type Sql } from './sql';
+import { markStaged } from './stage-marks';
 
 export interface FencedWrite {
   /** SET list without version / updated_at (added here). Use `c.nowSql()` for the clock. */
@@ -15,6 +16,8 @@ export interface FencedWrite {
   release: boolean;
   /** Name of the operation for the InvalidStateError message. */
   op: string;
+  /** The write may stage the task (retry): MySQL writes a stage mark (sql/stage-marks.ts). */
+  stages?: boolean;
 }
 
 /** A task of this row's lane holds slots (account, tenant or concurrency key) while in flight. */
@@ -50,8 +53,9 @@ export async function fencedWrite(c: StoreContext, fence: Fence, w: FencedWrite)
       if (r && w.release && slotKeys(laneKeysOf(r)).length > 0) {
         await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
       }
+      if (r && w.stages && String(r.status) === 'PENDING_SUBMIT') await markStaged(x, c, Number(r.run_at));
       return r;
-    });
+    }, { readCommitted: false });
   }
   if (row) return rowToTask(row);
   throw await whyRejected(c, fence, w);

@@ -4,6 +4,7 @@ import type { Exec } from '../db';
 import { laneKeysOf, orderOfRow } from '../rows';
 import { laneFromRow, lanesByKey, writeLanes, type LaneState } from './lanes';
 import { sql } from './sql';
+import { dueMarks, spendMarks, usesStageMarks } from './stage-marks';
 import { updateReturning } from './update-returning';
 
 /**
@@ -11,12 +12,21 @@ import { updateReturning } from './update-returning';
  * re-prioritised) is merged into its lane: `staged` = 0 and the lane's head becomes the better
  * of its stored head and the best merged task. Reads the partial index (queue, run_at) WHERE
  * PENDING_SUBMIT AND staged = 1, so its cost is the number of tasks that became due since the
- * last claim (each task is merged once).
+ * last claim (each task is merged once). MySQL reads the staged range only when a stage mark
+ * is due (see stage-marks.ts).
  *
  * Locks: queue lock; the merged rows FOR UPDATE; lanes rows are only written by queue-lock
  * holders.
  */
 export async function mergeDueStaged(x: Exec, c: StoreContext, now: number): Promise<number> {
+  const marks = usesStageMarks(c) ? await dueMarks(x, c, now) : null;
+  if (marks !== null && marks.length === 0) return 0;
+  const merged = await merge(x, c, now);
+  if (marks !== null) await spendMarks(x, c, marks);
+  return merged;
+}
+
+async function merge(x: Exec, c: StoreContext, now: number): Promise<number> {
   const rows = await updateReturning(x, c, {
     where: sql`status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`,
     set: sql`staged = 0`,

@@ -3,6 +3,7 @@ import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import { chunks, num, rowToTask, TASK_COLUMNS } from '../rows';
 import { list, raw, sql } from './sql';
+import { markStaged } from './stage-marks';
 
 /**
  * recoverExpired: one sweep under the queue lock (so it never races a claim over the same
@@ -43,6 +44,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
             WHERE seq IN (${list(seqs)})`,
         );
         await release(x, c, rows);
+        if (to === TaskStatus.PENDING_SUBMIT) await markStaged(x, c, Math.min(...rows.map((r) => num(r.run_at))));
         for (const r of rows) out.push({ from: TaskStatus.SUBMITTING, to, task: await reread(x, c, r) });
       }
 
