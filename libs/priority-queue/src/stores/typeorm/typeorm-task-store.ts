@@ -42,6 +42,7 @@ import { recoverExpired } from './sql/recover-expired';
 import { list, raw, sql } from './sql/sql';
 import { markStaged } from './sql/stage-marks';
 import { stats } from './sql/stats';
+import { tuneSqlite } from './sqlite-tuning';
 
 export interface TypeOrmTaskStoreOptions extends StoreOptions {
   /** A DataSource you own (e.g. injected from @nestjs/typeorm); the store never closes it. */
@@ -55,6 +56,11 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
    * run includes priorityQueueMigrations(); init() then only checks the queue settings.
    */
   migrate?: boolean;
+  /**
+   * SQLite: when the database uses the default rollback journal, init() switches it to WAL
+   * with synchronous = NORMAL (see sqlite-tuning.ts). Default true; false leaves it alone.
+   */
+  tuneSqlite?: boolean;
 }
 
 const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
@@ -72,6 +78,7 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly schemaDb: Db;
   private readonly dataSource: DataSource;
   private readonly runMigrations: boolean;
+  private readonly tuneSqlite: boolean;
   private listener: PgWakeListener | null = null;
   private readonly completer: PgCompleteBatcher | null;
   private closed = false;
@@ -89,6 +96,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.queue = queue;
     this.dataSource = options.dataSource;
     this.runMigrations = options.migrate ?? true;
+    this.tuneSqlite = options.tuneSqlite ?? true;
     this.tables = tableNames(prefix);
     const dialect = dialectOf(options.dataSource);
     const h = createHash('sha1').update(`${prefix}\u0000${queue}`).digest();
@@ -107,6 +115,7 @@ export class TypeOrmTaskStore implements TaskStore {
   async init(): Promise<void> {
     this.open();
     if (!this.dataSource.isInitialized) throw new Error(Messages.dataSourceNotInitialized());
+    if (this.tuneSqlite && this.ctx.d.kind === 'sqlite') await tuneSqlite(this.schemaDb);
     if (this.runMigrations) await migrate(this.schemaDb, this.tables);
     const c = this.ctx;
     const stored = await this.schemaDb.tx(async (x) => {

@@ -24,7 +24,13 @@ export function ddlV2(kind: DialectKind, t: TableNames): string[] {
           SELECT queue, MIN(run_at) FROM ${t.tasks} WHERE status = 'PENDING_SUBMIT' AND staged = 1 GROUP BY queue`,
       ];
     case 'sqlite':
-      return [];
+      // SQLite uses a partial index only when its WHERE terms appear as such in the query: the
+      // claim's timeout lookup (status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL) could
+      // not use v1's deadline index (status IN (...)) and walked every pending task
+      return [
+        `CREATE INDEX IF NOT EXISTS ${t.tasks}_due_deadline ON ${t.tasks} (queue, deadline_at)
+          WHERE status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL`,
+      ];
   }
 }
 
@@ -35,6 +41,6 @@ export function undoV2(kind: DialectKind, t: TableNames): string[] {
     case 'mysql':
       return [`DROP TABLE IF EXISTS ${t.stageMarks}`];
     case 'sqlite':
-      return [];
+      return [`DROP INDEX IF EXISTS ${t.tasks}_due_deadline`];
   }
 }
