@@ -36,6 +36,12 @@ export interface TaskStore {
    */
   create(tasks: readonly NewTask[]): Promise<CreateResult[]>;
 
+  /**
+   * Optional fast path of create() for one task (PriorityQueue.submit): exactly
+   * `(await create([task]))[0]`, without the arrays. Stores without it are called through create().
+   */
+  createOne?(task: NewTask): Promise<CreateResult>;
+
   get(id: string): Promise<Task | null>;
 
   /** Tasks of one status, oldest seq first, paged by seq (exclusive `afterSeq`). */
