@@ -29,7 +29,7 @@ describe('LazyHeap (memory store)', () => {
       let token = 0;
       let name = 0;
       for (let step = 0; step < 4000; step++) {
-        const op = r(10);
+        const op = r(11);
         if (op < 5) {
           // small key ranges force ties on k1 and k2
           const it: Item = { name: ++name, a: r(5) - 2, b: r(3), tie: r(1_000_000), token: ++token };
@@ -44,10 +44,19 @@ describe('LazyHeap (memory store)', () => {
         } else if (op < 8 && live.size > 0) {
           const victims = [...live.values()];
           const v = victims[r(victims.length)];
+          // the owner changes the token first, then reports the dead entry
+          v.token = ++token;
           heap.noteRemoved();
           v.a = r(5) - 2;
-          v.token = ++token;
           heap.push(v, v.a, v.b, v.token);
+        } else if (op < 9 && live.size > 0) {
+          // removal of a live entry that may be the top one (removeLive)
+          const victims = [...live.values()];
+          const v = victims[r(victims.length)];
+          const old = v.token;
+          v.token = 0;
+          heap.removeLive(v, old);
+          live.delete(v.name);
         } else {
           const expected = [...live.values()].sort(cmp)[0];
           const top = heap.top();

@@ -38,9 +38,13 @@ export abstract class LazyHeap<T> {
     this.siftUp(i);
   }
 
-  /** The live item with the smallest key, after dropping dead entries from the top. */
+  /**
+   * The live item with the smallest key, after dropping dead entries from the top. While no
+   * entry is dead (the owner reported none), the top is returned without reading the item.
+   */
   top(): T | undefined {
     const items = this.items;
+    if (this.stale === 0) return items.length > 0 ? items[0] : undefined;
     while (items.length > 0 && !this.isLive(items[0], this.keys[4])) {
       this.removeTop();
       this.stale--;
@@ -70,7 +74,16 @@ export abstract class LazyHeap<T> {
     this.removeTop();
   }
 
-  /** The owner invalidated one live entry (changed the item's token). */
+  /**
+   * The owner invalidated the live entry (item, token) (changed the item's token): removes it at
+   * once when it is the top entry (no item read), else counts it as dead (noteRemoved).
+   */
+  removeLive(item: T, token: number): void {
+    if (this.items.length > 0 && this.items[0] === item && this.keys[4] === token) this.removeTop();
+    else this.noteRemoved();
+  }
+
+  /** The owner invalidated one live entry: it changed the item's token BEFORE this call. */
   noteRemoved(): void {
     this.stale++;
     if (this.stale > 32 && this.stale * 2 > this.items.length) this.compact();

@@ -890,11 +890,12 @@ export class MemoryTaskStore implements TaskStore {
     const q = t.byte(s, QUEUE);
     if (q === QUEUE_DUE) {
       const lane = t.ref<Lane>(s, LANE);
+      const tok = t.num(s, Q_TOK);
       t.setNum(s, Q_TOK, 0);
-      lane.heap.noteRemoved();
+      // a claimed task is its lane's head and usually its bucket's oldest: both drop it at once
+      lane.heap.removeLive(s, tok);
       lane.live--;
-      b.heap.noteRemoved();
-      b.heap.top(); // usually the claimed task was the bucket's oldest: drop it now, not by a compaction scan
+      b.heap.removeLive(s, tok);
       b.due--;
       this.refreshLane(lane);
     } else if (q === QUEUE_DELAYED) {
