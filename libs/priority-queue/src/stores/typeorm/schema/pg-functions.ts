@@ -74,24 +74,26 @@ function completeFunction(t: TableNames): string {
   p_queue varchar, p_nows bigint[], p_ids varchar[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
   p_results text[], p_errors text[])
 RETURNS SETOF ${T}
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $fn$
 DECLARE
   v_now bigint := ${NOW_MS};
-  v_row ${T}%ROWTYPE;
 BEGIN
-  FOR i IN 1..coalesce(cardinality(p_ids), 0) LOOP
-    UPDATE ${T} SET status = p_statuses[i], result = p_results[i], error = p_errors[i], finished_at = coalesce(p_nows[i], v_now),
-      lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = version + 1, updated_at = coalesce(p_nows[i], v_now)
-    WHERE id = p_ids[i] AND queue || '' = p_queue AND lease_id = p_leases[i] AND version = p_versions[i]
-      AND status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
-    RETURNING * INTO v_row;
-    IF FOUND THEN
-      IF v_row.account_id IS NOT NULL OR v_row.tenant_id IS NOT NULL OR v_row.concurrency_key IS NOT NULL THEN
-        INSERT INTO ${R} (queue, lane_key) VALUES (p_queue, v_row.lane_key);
-      END IF;
-      RETURN NEXT v_row;
-    END IF;
-  END LOOP;
+  -- one statement for the batch: a nested loop over the calls, each row found by the id index
+  RETURN QUERY
+  WITH i AS (SELECT * FROM unnest(p_ids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows)
+      AS i(id, lease_id, version, status, result, error, now)),
+  u AS (UPDATE ${T} x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+      lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = x.version + 1, updated_at = coalesce(i.now, v_now)
+    FROM i
+    WHERE x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version
+      AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+    RETURNING x.*),
+  r AS (INSERT INTO ${R} (queue, lane_key)
+    SELECT p_queue, lane_key FROM u WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
+  SELECT * FROM u;
 END
 $fn$`;
 }
