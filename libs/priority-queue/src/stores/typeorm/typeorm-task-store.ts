@@ -25,7 +25,7 @@ import { Db } from './db';
 import { dialectOf } from './dialects';
 import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from './names';
 import { PgDirect } from './pg-direct';
-import { PgCompleteBatcher } from './sql/complete-batch.pg';
+import { CompleteBatcher } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
 import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate } from './schema/migrate';
@@ -80,7 +80,7 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly runMigrations: boolean;
   private readonly tuneSqlite: boolean;
   private listener: PgWakeListener | null = null;
-  private readonly completer: PgCompleteBatcher | null;
+  private readonly completer: CompleteBatcher | null;
   private closed = false;
 
   constructor(options: TypeOrmTaskStoreOptions) {
@@ -109,7 +109,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
     this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`, pg);
-    this.completer = pg ? new PgCompleteBatcher(this.ctx) : null;
+    this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
   }
 
   async init(): Promise<void> {
