@@ -11,6 +11,7 @@ import { timeOutDueCandidates } from './sql/claim-timeouts';
 import { laneTasks, readyLanes, writeLanes, type LaneState } from './sql/lanes';
 import { markClaimed } from './sql/mark-claimed';
 import { mergeDueStaged } from './sql/merge-staged';
+import { preparationDue } from './sql/preparation-due';
 import { nextWakeAt } from './sql/next-wake';
 import { loadResources, writeResources, type Resource } from './sql/resources';
 
@@ -35,9 +36,10 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
     async (x) => {
       const batchId = randomUUID();
       const now = await c.now(x);
-      const timedOut = (await timeOutDueCandidates(x, c, now)).map(rowToTask);
+      const todo = await preparationDue(x, c, now);
+      const timedOut = todo.timeouts ? (await timeOutDueCandidates(x, c, now)).map(rowToTask) : [];
       const resources = new Map<string, Resource>();
-      const freed = await takeReleases(x, c);
+      const freed = todo.releases ? await takeReleases(x, c) : new Map<string, number>();
       if (freed.size > 0) {
         await loadResources(x, c, resources, freed.keys());
         for (const [k, n] of freed) {
@@ -46,8 +48,8 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
           r.dirty = true;
         }
       }
-      await unparkDueRate(x, c, now);
-      await mergeDueStaged(x, c, now);
+      if (todo.rate) await unparkDueRate(x, c, now);
+      if (todo.staged) await mergeDueStaged(x, c, now);
 
       const lanes = new Map<string, LaneState>();
       const claimed = await selectClaims(
