@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskNotFoundError, ValidationError } from './errors';
 import { TaskEvents } from './events';
 import { Messages } from './messages';
+import type { ResolvedTaskType } from './handler';
 import type { TaskTypeRegistry } from './registry';
 import type { QueueStats, TaskStore } from './task-store.port';
 import { TaskStatus, type NewTask, type Task } from './task';
@@ -84,10 +85,12 @@ export class PriorityQueue {
       throw new ValidationError(Messages.invalidSubmit(`submitMany takes at most ${MAX_BATCH} tasks per call, got ${inputs.length}`));
     }
     if (inputs.length === 0) return [];
-    const news = new Array<NewTask>(inputs.length);
+    // validate all first (class-validator leaves much short-lived garbage), then build: so the
+    // young-generation collections during validation have no NewTask objects to copy
+    const types = new Array<ResolvedTaskType>(inputs.length);
     for (let i = 0; i < inputs.length; i++) {
       try {
-        news[i] = this.toNewTask(inputs[i]);
+        types[i] = this.check(inputs[i]);
       } catch (e) {
         if (e instanceof ValidationError) {
           throw new ValidationError(`Task #${i} of submitMany: ${e.message}`, e.details);
@@ -95,6 +98,8 @@ export class PriorityQueue {
         throw e;
       }
     }
+    const news = new Array<NewTask>(inputs.length);
+    for (let i = 0; i < inputs.length; i++) news[i] = this.build(inputs[i], types[i]);
     const results = await this.store.create(news);
     if (this.events.active) for (const r of results) if (r.created) this.events.emit(r.task, null);
     const tasks = new Array<Task>(results.length);
@@ -137,8 +142,17 @@ export class PriorityQueue {
   }
 
   private toNewTask(input: SubmitInput): NewTask {
+    return this.build(input, this.check(input));
+  }
+
+  /** Validates one input (once) and resolves its type; throws ValidationError / UnknownTaskTypeError. */
+  private check(input: SubmitInput): ResolvedTaskType {
     validateSubmitInput(input, this.maxPayloadBytes);
-    const t = this.registry.resolve(input.type);
+    return this.registry.resolve(input.type);
+  }
+
+  /** The NewTask of a checked input. */
+  private build(input: SubmitInput, t: ResolvedTaskType): NewTask {
     return {
       id: taskIds.next(),
       idempotencyKey: input.idempotencyKey ?? null,
