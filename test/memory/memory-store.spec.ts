@@ -6,6 +6,7 @@ import {
   MemoryTaskStore,
   StaleLeaseError,
   StoreClosedError,
+  TaskNotFoundError,
   TaskStatus,
   ValidationError,
   type NewTask,
@@ -237,5 +238,29 @@ describe('MemoryTaskStore internals', () => {
     expect(inner.lanes.root.size).toBe(0);
     expect(inner.accounts.size + inner.tenants.size + inner.ckeys.size + inner.buckets.size).toBe(0);
     expect(inner.ready.size).toBe(0);
+  });
+  it('fences find the task from the slot in the lease id, and never trust a lease id that names another task', async () => {
+    const { h, store } = open();
+    const [a, b] = await h.create({}, {});
+    const [ca, cb] = await h.claim(2);
+    expect(ids([ca, cb])).toEqual([a.id, b.id]);
+    const done = { status: TaskStatus.SUCCEEDED, result: null } as const;
+    // b's lease id names b's slot: with a's id it is stale, with an unknown id not found
+    await expect(store.complete({ id: ca.id, leaseId: cb.leaseId!, version: ca.version }, done)).rejects.toBeInstanceOf(StaleLeaseError);
+    await expect(store.complete({ id: 'nope', leaseId: ca.leaseId!, version: ca.version }, done)).rejects.toBeInstanceOf(TaskNotFoundError);
+    // lease ids that name no slot at all fall back to the id map
+    for (const leaseId of ['', '.', 'x', `${ca.leaseId}zzzzzzzzzz`, `${ca.leaseId}.`]) {
+      await expect(store.complete({ id: ca.id, leaseId, version: ca.version }, done)).rejects.toBeInstanceOf(StaleLeaseError);
+    }
+    expect((await store.complete(fenceOf(ca), done)).status).toBe(TaskStatus.SUCCEEDED);
+    // a purged task's slot is reused: the old fence names it, but the id differs
+    await store.purge(Number.MAX_SAFE_INTEGER, 10);
+    const [c] = await h.create({});
+    await expect(store.complete(fenceOf(ca), done)).rejects.toBeInstanceOf(TaskNotFoundError);
+    const [cc] = await h.claim(1);
+    expect(cc.id).toBe(c.id);
+    await expect(store.complete({ id: cc.id, leaseId: ca.leaseId!, version: cc.version }, done)).rejects.toBeInstanceOf(StaleLeaseError);
+    expect((await store.complete(fenceOf(cb), done)).status).toBe(TaskStatus.SUCCEEDED);
+    expect((await store.complete(fenceOf(cc), done)).status).toBe(TaskStatus.SUCCEEDED);
   });
 });

@@ -653,10 +653,19 @@ export class MemoryTaskStore implements TaskStore {
     throw new InvalidStateError(`Task id ${id} is already taken; nothing was created (all or none).`);
   }
 
+  /**
+   * The slot of a fenced task. Lease ids end in `.<slot in base 36>` (setLease), so a holder's
+   * own fence finds its slot without a lookup in the id map; the slot counts only when it holds
+   * that very id (else, e.g. a foreign or forged lease id, the id map decides as usual).
+   */
   private fenced(fence: Fence): number {
     const t = this.t;
-    const s = this.tasks.get(fence.id);
-    if (s === undefined) throw new TaskNotFoundError(fence.id);
+    let s = slotOfLease(fence.leaseId);
+    if (s < 0 || s >= t.size || t.id(s) !== fence.id) {
+      const found = this.tasks.get(fence.id);
+      if (found === undefined) throw new TaskNotFoundError(fence.id);
+      s = found;
+    }
     const leaseId = t.ref<string | null>(s, LEASE_ID);
     if (leaseId === null || leaseId !== fence.leaseId || t.int(s, VERSION) !== fence.version) throw new StaleLeaseError(fence.id);
     return s;
@@ -1019,7 +1028,7 @@ export class MemoryTaskStore implements TaskStore {
     const t = this.t;
     this.dropLeaseEntry(s);
     t.setRef(s, LEASE_OWNER, owner);
-    t.setRef(s, LEASE_ID, this.leasePrefix + (++this.leaseCounter).toString(36));
+    t.setRef(s, LEASE_ID, this.leasePrefix + (++this.leaseCounter).toString(36) + '.' + s.toString(36));
     this.pushLease(s, now + leaseMs, kind);
   }
 
@@ -1121,6 +1130,22 @@ export class MemoryTaskStore implements TaskStore {
       }
     });
   }
+}
+
+/** The slot at the end of a lease id made by setLease (`...<counter>.<slot>`, base 36), or -1. */
+function slotOfLease(leaseId: unknown): number {
+  if (typeof leaseId !== 'string') return -1;
+  let slot = 0;
+  let scale = 1;
+  for (let i = leaseId.length - 1; i >= 0 && scale <= 36 ** 6; i--) {
+    const c = leaseId.charCodeAt(i);
+    if (c === 46 /* . */) return scale === 1 ? -1 : slot;
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 122 ? c - 87 : -1;
+    if (d < 0) return -1;
+    slot += d * scale;
+    scale *= 36;
+  }
+  return -1;
 }
 
 function countsOf(map: Map<string, SlotState>): Record<string, number> {

@@ -123,6 +123,11 @@ export class TaskTable {
   private readonly free: number[] = [];
   private next = 0;
 
+  /** Slots handed out so far (used or free): valid slots are 0 .. size - 1. */
+  get size(): number {
+    return this.next;
+  }
+
   /** A fresh slot; every field must be written by the caller (the store's create). */
   alloc(): number {
     if (this.free.length > 0) return this.free.pop()!;
