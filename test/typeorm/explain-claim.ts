@@ -1,5 +1,6 @@
 /**
- * Not a test: prints EXPLAIN (ANALYZE, BUFFERS) of the claim's queries on PostgreSQL with
+ * Not a test: prints EXPLAIN (ANALYZE, BUFFERS) of every statement of one claim (the plpgsql
+ * function pq_claim, through auto_explain) on PostgreSQL with
  * 100,000 pending and 1,000,000 terminal rows, and the per-claim cost at 1,000 pending vs
  * 100,000 pending + 1,000,000 terminal (docs/TYPEORM.md quotes its output).
  * Run: node -r ./test/support/register.js test/typeorm/explain-claim.ts
@@ -68,29 +69,30 @@ async function main(): Promise<void> {
     const costBig = await claimCost(big, 50);
     console.log(`per-claim cost (16 per claim, 50 claims): 1,000 pending: ${costSmall.toFixed(2)} ms; 100,000 pending + 1,000,000 terminal: ${costBig.toFixed(2)} ms`);
 
-    const explain = async (title: string, sql: string) => {
-      const rows: Array<{ 'QUERY PLAN': string }> = await ds.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`);
-      console.log(`\n-- ${title}\n${sql.replace(/\s+/g, ' ')}\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
-    };
-    const [lane] = await ds.query(`SELECT lane_key FROM pq_lanes WHERE queue = 'big' AND ready = 1 ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 1`);
-    await explain(
-      'ready lanes (the claim query)',
-      `SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h_priority, h_run_at, h_created_at, h_seq, parked_on, parked_until
-       FROM pq_lanes WHERE queue = 'big' AND ready = 1 ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 32`,
-    );
-    await explain(
-      'head tasks of the best lane',
-      `SELECT * FROM pq_tasks WHERE queue = 'big' AND lane_key = '${lane.lane_key}' AND status = 'PENDING_SUBMIT' AND staged = 0
-       ORDER BY k1, k2, run_at, created_at, seq LIMIT 17 FOR UPDATE`,
-    );
-    await explain(
-      'due candidates past their deadline',
-      `SELECT seq FROM pq_tasks WHERE queue = 'big' AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL AND deadline_at <= 1800000000000 AND run_at <= 1800000000000 FOR UPDATE`,
-    );
-    await explain(
-      'due staged tasks to merge',
-      `SELECT seq FROM pq_tasks WHERE queue = 'big' AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= 1800000000000 FOR UPDATE`,
-    );
+    // The claim is ONE call of the plpgsql function pq_claim (schema v2): auto_explain prints
+    // the plan of every statement it runs, sent to this connection as LOG notices.
+    const qr = ds.createQueryRunner();
+    const client = (await qr.connect()) as { on(e: 'notice', f: (m: { message?: string }) => void): void };
+    const plans: string[] = [];
+    client.on('notice', (m) => plans.push(String(m.message ?? '')));
+    for (const set of [
+      "LOAD 'auto_explain'",
+      'SET auto_explain.log_min_duration = 0',
+      'SET auto_explain.log_analyze = on',
+      'SET auto_explain.log_buffers = on',
+      'SET auto_explain.log_nested_statements = on',
+      'SET client_min_messages = log',
+    ]) {
+      await qr.query(set);
+    }
+    const [k1, k2] = (big as unknown as { ctx: { db: { lockKeys: [number, number] } } }).ctx.db.lockKeys;
+    const t = performance.now();
+    const rows: unknown[] = await qr.query(`SELECT * FROM pq_claim('big', NULL, 16, 60000, 'explain', 'explain', ${k1}, ${k2})`);
+    const ms = performance.now() - t;
+    await qr.query('SET client_min_messages = notice');
+    await qr.release();
+    console.log(`\n-- one claim of 16 (one round trip, ${ms.toFixed(2)} ms, ${rows.length - 1} rows claimed): the statements inside pq_claim`);
+    for (const p of plans) console.log(`\n${p.replace(/^duration: [0-9.]+ ms\s+/, '')}`);
     const [counts] = await ds.query(`SELECT count(*) FILTER (WHERE status = 'PENDING_SUBMIT') AS pending, count(*) FILTER (WHERE status = 'SUCCEEDED') AS done FROM pq_tasks WHERE queue = 'big'`);
     console.log(`\nrows in queue 'big': ${JSON.stringify(counts)}`);
   } finally {

@@ -129,6 +129,8 @@ END
 $fn$`;
 }
 
+const BIG = '9223372036854775807';
+
 function claimFunction(t: TableNames): string {
   const { tasks: T, lanes: L, resources: S, releases: R } = t;
   const out = PG_TASK_RESULT.map(([c, ty]) => `o_${c} ${ty}`).join(', ');
@@ -159,7 +161,7 @@ DECLARE
   v_next double precision;
   v_burst integer;
   v_k integer;
-  v_has2 boolean;
+  v_b bigint[];
   vl record;
   vb record;
   vp record;
@@ -222,7 +224,9 @@ BEGIN
       FROM ${L} WHERE queue = p_queue AND ready = 1
         AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
       ORDER BY ${laneOrder} LIMIT 1;
-    v_has2 := FOUND;
+    -- the bound: the second-best head, or above every key (so the bound is always an index condition)
+    v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
+      ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;
 
     -- admission of the lane (pause, rate, account, tenant, concurrency key): the first limit
     -- without room parks it; else v_cap = how many tasks it may start now
@@ -281,7 +285,7 @@ BEGIN
     -- the lane's tasks that come before the second-best lane's head, locked and claimed at once
     WITH c AS (
       SELECT seq FROM ${T} WHERE queue = p_queue AND lane_key = vl.lane_key AND status = 'PENDING_SUBMIT' AND staged = 0
-        AND (NOT v_has2 OR (k1, k2, run_at, created_at, seq) < (vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq))
+        AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
       ORDER BY ${order} LIMIT v_cap FOR UPDATE),
     u AS (UPDATE ${T} t SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || t.id,
         lease_until = v_now + p_lease_ms, version = t.version + 1, updated_at = v_now
