@@ -10,17 +10,8 @@ export function auditDir(): string {
   return mkdtempSync(join(tmpdir(), 'pq-audit-'));
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32), the benchmark's. */
+export { seededRandom as seeded } from '../../bench/lib/rng';
 
 export function pick<T>(r: () => number, weighted: ReadonlyArray<readonly [T, number]>): T {
   const total = weighted.reduce((s, [, w]) => s + w, 0);
