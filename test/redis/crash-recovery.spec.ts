@@ -1,10 +1,8 @@
 import { join } from 'node:path';
-import type Redis from 'ioredis';
 import { TaskStatus } from '../../libs/priority-queue/src/core';
-import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
-import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
-import { applyLimits, auditDir, createAll, newConnection, noopTask, waitTerminal } from './support/fixtures';
-import { killWorkerProcess, readAudit, startWorkerProcess, stopWorkerProcess, type WorkerChild } from './support/worker-pool';
+import { applyLimits, auditDir, createAll, noopTask, waitTerminal } from './support/fixtures';
+import { killWorkerProcess, readAudit, startWorkerProcess, stopWorkerProcess } from './support/worker-pool';
+import { useRedisWorkerEnv } from './support/redis-worker-env';
 
 /**
  * DESIGN §4: a worker process killed with SIGKILL in the middle of its handlers. Its tasks stay
@@ -15,26 +13,10 @@ const TASKS = 200;
 const LEASE_MS = 1500;
 
 describe('Redis store: a worker process killed mid-handler', () => {
-  let server: RedisServerHandle;
-  let conn: Redis;
-  let store: RedisTaskStore;
-  const workers: WorkerChild[] = [];
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-    conn = newConnection(server.url);
-    store = new RedisTaskStore({ connection: conn, prefix: 'crash' });
-    await store.init();
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => stopWorkerProcess(w)));
-    await store?.close();
-    conn?.disconnect();
-    await server?.stop();
-  });
+  const env = useRedisWorkerEnv('crash');
 
   it('recovers its tasks after the lease expires, frees their slots, loses nothing', async () => {
+    const { server, store, workers } = env;
     await applyLimits(store, [
       { kind: 'tenant', tenantId: 't1', quota: 3 },
       { kind: 'provider', providerKey: 'p', accountConcurrency: 4 },

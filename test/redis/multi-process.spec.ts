@@ -1,11 +1,9 @@
 import { join } from 'node:path';
-import type Redis from 'ioredis';
 import { INT32_MAX, TaskStatus, type LimitUpdate, type Task } from '../../libs/priority-queue/src/core';
-import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
-import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { orderViolations, peakUse, rateViolations, type Interval, type RunLimits } from './support/audit-replay';
-import { PRIORITIES, applyLimits, auditDir, createAll, newConnection, noopTask, pick, seeded, waitTerminal } from './support/fixtures';
-import { readAudit, startWorkerProcess, stopWorkerProcess, type WorkerChild } from './support/worker-pool';
+import { PRIORITIES, applyLimits, auditDir, createAll, noopTask, pick, seeded, waitTerminal } from './support/fixtures';
+import { readAudit, startWorkerProcess, stopWorkerProcess } from './support/worker-pool';
+import { useRedisWorkerEnv } from './support/redis-worker-env';
 
 /**
  * DESIGN §2–§4 across processes: 4 worker processes (core Worker + RedisTaskStore) drain 20,000
@@ -43,26 +41,10 @@ const slotLimit = (r: string): number | null => {
 };
 
 describe('Redis store: 4 worker processes, 20,000 tasks, audit replay', () => {
-  let server: RedisServerHandle;
-  let conn: Redis;
-  let store: RedisTaskStore;
-  const workers: WorkerChild[] = [];
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-    conn = newConnection(server.url);
-    store = new RedisTaskStore({ connection: conn, prefix: 'mp' });
-    await store.init();
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => stopWorkerProcess(w)));
-    await store?.close();
-    conn?.disconnect();
-    await server?.stop();
-  });
+  const env = useRedisWorkerEnv('mp');
 
   it('finishes every task exactly once within every limit and in order', async () => {
+    const { server, store, workers } = env;
     await applyLimits(store, LIMITS);
     const r = seeded(20240601);
     const inputs = Array.from({ length: TASKS - PAUSED_TASKS }, () =>

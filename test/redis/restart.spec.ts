@@ -1,10 +1,8 @@
 import { join } from 'node:path';
-import type Redis from 'ioredis';
 import { TaskStatus } from '../../libs/priority-queue/src/core';
-import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
-import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
-import { applyLimits, auditDir, createAll, newConnection, noopTask, waitTerminal } from './support/fixtures';
-import { startWorkerProcess, stopWorkerProcess, type WorkerChild } from './support/worker-pool';
+import { applyLimits, auditDir, createAll, noopTask, waitTerminal } from './support/fixtures';
+import { startWorkerProcess, stopWorkerProcess } from './support/worker-pool';
+import { useRedisWorkerEnv } from './support/redis-worker-env';
 
 /**
  * Redis (AOF on) restarted while two worker processes run: they reconnect by themselves
@@ -14,26 +12,10 @@ import { startWorkerProcess, stopWorkerProcess, type WorkerChild } from './suppo
 const TASKS = 1500;
 
 describe('Redis store: redis-server restarted under running workers', () => {
-  let server: RedisServerHandle;
-  let conn: Redis;
-  let store: RedisTaskStore;
-  const workers: WorkerChild[] = [];
-
-  beforeAll(async () => {
-    server = await startRedisServer({ appendOnly: true });
-    conn = newConnection(server.url);
-    store = new RedisTaskStore({ connection: conn, prefix: 'restart' });
-    await store.init();
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => stopWorkerProcess(w)));
-    await store?.close();
-    conn?.disconnect();
-    await server?.stop();
-  });
+  const env = useRedisWorkerEnv('restart', { appendOnly: true });
 
   it('workers reconnect and every task reaches a terminal status', async () => {
+    const { server, store, workers } = env;
     await applyLimits(store, [
       { kind: 'provider', providerKey: 'p', qps: 400, burst: 5, accountConcurrency: 6 },
       { kind: 'tenant', tenantId: 't1', quota: 4 },
