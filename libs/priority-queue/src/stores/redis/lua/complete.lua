@@ -37,18 +37,7 @@ for i = 0, n - 1 do
   else
     local prov, acct, ten, ck = f[5], f[6], f[7], f[8]
     provDec[prov] = (provDec[prov] or 0) + 1
-    if acct then
-      hincr(K.inflight_a, prov .. SEP .. acct, -1)
-      unpark('a' .. SEP .. prov .. SEP .. acct)
-    end
-    if ten then
-      hincr(K.inflight_t, ten, -1)
-      unpark('t' .. SEP .. ten)
-    end
-    if ck then
-      hincr(K.inflight_c, ck, -1)
-      unpark('c' .. SEP .. ck)
-    end
+    freeKeySlots(prov, acct, ten, ck)
     leaseRem[#leaseRem + 1] = id
     if st ~= SUBMITTING then pollRem[#pollRem + 1] = id end
     if f[9] then deadRem[#deadRem + 1] = id end

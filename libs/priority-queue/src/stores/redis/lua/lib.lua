@@ -206,8 +206,9 @@ local function unparkAll()
 end
 
 -- Admission slots (DESIGN §3): held by SUBMITTING / SUBMITTED / RUNNING tasks.
-local function freeSlots(prov, acct, ten, ck)
-  hincr(K.inflight_p, prov, -1)
+-- Frees the account / tenant / concurrency-key slots of one task (not the provider's in-flight
+-- count, which a batch may decrement once per provider) and unparks the lanes waiting on them.
+local function freeKeySlots(prov, acct, ten, ck)
   if acct then
     hincr(K.inflight_a, prov .. SEP .. acct, -1)
     unpark('a' .. SEP .. prov .. SEP .. acct)
@@ -220,6 +221,11 @@ local function freeSlots(prov, acct, ten, ck)
     hincr(K.inflight_c, ck, -1)
     unpark('c' .. SEP .. ck)
   end
+end
+
+local function freeSlots(prov, acct, ten, ck)
+  hincr(K.inflight_p, prov, -1)
+  freeKeySlots(prov, acct, ten, ck)
 end
 
 local function freeSlotsOf(id)
