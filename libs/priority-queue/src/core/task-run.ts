@@ -17,6 +17,8 @@ export interface TaskRunContext {
   onError: (error: unknown) => void;
   /** A poll of this worker falls due in delayMs; returns delayMs. */
   pollScheduled: (delayMs: number) => number;
+  /** The handler returned (or threw): only the outcome's write is left. Called at most once per run. */
+  handlerDone?: (run: TaskRun) => void;
 }
 
 /**
@@ -186,6 +188,7 @@ export class TaskRun {
    */
   private async write(from: TaskStatus, op: (fence: Fence) => Promise<Task>): Promise<void> {
     this.stopRenewal();
+    this.ctx.handlerDone?.(this);
     for (let attempt = 0; ; attempt++) {
       try {
         const t = await op(this.fence);

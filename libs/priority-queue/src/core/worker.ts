@@ -66,7 +66,14 @@ export class Worker {
   private readonly random: () => number;
   private readonly onError: (error: unknown) => void;
 
+  /** Every run not finished yet, its outcome's write included. */
   private readonly active = new Map<string, ActiveRun>();
+  /**
+   * Runs whose handler has not returned yet: these hold the concurrency slots. A run whose
+   * handler returned frees its slot while its outcome is written, so the next claim overlaps
+   * that write (at most `concurrency` writes in flight).
+   */
+  private readonly busy = new Set<TaskRun>();
   private started = false;
   private stopping = false;
   private roundRunning = false;
@@ -109,6 +116,7 @@ export class Worker {
       random: this.random,
       onError: this.onError,
       pollScheduled: (ms) => this.pollScheduled(ms),
+      handlerDone: (run) => this.release(run),
     };
   }
 
@@ -154,8 +162,8 @@ export class Worker {
    */
   async tick(force = true): Promise<number> {
     if (this.stopping) return 0;
-    let free = this.concurrency - this.active.size;
-    if (free <= 0 || (!force && this.active.size > 0 && free < this.minBatch)) return 0;
+    let free = this.freeSlots();
+    if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) return 0;
     let dispatched = 0;
     if (force || Date.now() >= this.nextPollCheck) {
       const limit = Math.min(free, this.batchSize);
@@ -239,7 +247,7 @@ export class Worker {
         let n: number;
         do {
           n = await this.tick(force);
-        } while (n > 0 && this.active.size < this.concurrency && !this.stopping);
+        } while (n > 0 && this.freeSlots() > 0 && !this.stopping);
       } while (this.roundAgain && !this.stopping);
     } catch (e) {
       this.onError(e);
@@ -260,11 +268,22 @@ export class Worker {
 
   private dispatch(task: Task, kind: 'submit' | 'poll'): void {
     const run = new TaskRun(this.runContext, task);
+    this.busy.add(run);
     const done = run.execute(kind).finally(() => {
       this.active.delete(task.id);
+      this.busy.delete(run);
       this.wake(false);
     });
     this.active.set(task.id, { run, done });
+  }
+
+  /** Handler slots free for a claim: bounded too by the outcome writes still in flight. */
+  private freeSlots(): number {
+    return Math.min(this.concurrency - this.busy.size, 2 * this.concurrency - this.active.size);
+  }
+
+  private release(run: TaskRun): void {
+    if (this.busy.delete(run)) this.wake(false);
   }
 
   /** Notes that a poll of ours falls due in delayMs, so a soft wake checks polls by then. */
