@@ -27,11 +27,18 @@ export interface TaskRunContext {
  * (one-shot run, or submit to a provider), a poll, or the finalisation of a cancel request.
  */
 export class TaskRun {
-  readonly abort = new AbortController();
   /** Set once the lease is known to be lost: nothing more is written. */
   lost = false;
+  /**
+   * Local time (Date.now()) of the claim or the last renewal sent; null while no renewal is due
+   * (before execute() and once the outcome is being written). The worker renews for every run
+   * through renewIfDue() on one timer instead of one timer per run.
+   */
+  renewedAt: number | null = null;
   private fence: Fence;
-  private renewTimer: NodeJS.Timeout | null = null;
+  private controller: AbortController | null = null;
+  /** Why the run was aborted before anyone asked for its signal. */
+  private abortReason: unknown = undefined;
 
   constructor(
     private readonly ctx: TaskRunContext,
@@ -40,49 +47,61 @@ export class TaskRun {
     this.fence = fenceOf(task);
   }
 
+  /** The handler's abort signal, made on first use: most handlers never read it. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
   /** Runs the handler to its end; never rejects (errors go to ctx.onError). */
   async execute(kind: 'submit' | 'poll'): Promise<void> {
-    this.startRenewal();
+    this.renewedAt = Date.now();
     try {
       await (kind === 'submit' ? this.submit() : this.poll());
     } catch (e) {
       this.ctx.onError(e);
     } finally {
-      this.stopRenewal();
+      this.renewedAt = null;
     }
   }
 
   /** At shutdown past the grace period: abort the handler; an idempotent submit goes back to the queue. */
   async handBack(): Promise<void> {
-    this.abort.abort(new Error('worker shutting down'));
-    this.stopRenewal();
+    this.abortWith(new Error('worker shutting down'));
+    this.renewedAt = null;
     if (this.lost || this.task.status !== TaskStatus.SUBMITTING || !this.task.idempotent) return;
     this.lost = true;
     await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error: 'handed back: worker shut down' }));
   }
 
-  private startRenewal(): void {
+  /**
+   * Renews the lease when the last renewal is at least leaseMs/3 old (`now` is local time). A
+   * refused renewal means another worker or the recovery owns the task: the handler is aborted.
+   */
+  renewIfDue(now: number): void {
     const { store, leaseMs } = this.ctx;
-    this.renewTimer = setInterval(() => {
-      if (this.lost) return;
-      store.renewLease(this.fence, leaseMs).then(
-        (t) => {
-          if (this.lost) return;
-          this.task = t;
-          this.fence = fenceOf(t);
-        },
-        (e) => {
-          if (!(e instanceof StaleLeaseError)) return this.ctx.onError(e);
-          this.lost = true;
-          this.abort.abort(e);
-        },
-      );
-    }, Math.max(1, Math.floor(leaseMs / 3)));
+    if (this.lost || this.renewedAt === null || now - this.renewedAt < leaseMs / 3) return;
+    this.renewedAt = now;
+    store.renewLease(this.fence, leaseMs).then(
+      (t) => {
+        if (this.lost || this.renewedAt === null) return;
+        this.task = t;
+        this.fence = fenceOf(t);
+      },
+      (e) => {
+        if (!(e instanceof StaleLeaseError)) return this.ctx.onError(e);
+        this.lost = true;
+        this.abortWith(e);
+      },
+    );
   }
 
-  private stopRenewal(): void {
-    if (this.renewTimer) clearInterval(this.renewTimer);
-    this.renewTimer = null;
+  private abortWith(reason: unknown): void {
+    if (this.controller) this.controller.abort(reason);
+    else if (this.abortReason === undefined) this.abortReason = reason;
   }
 
   private handler(): { handler: TaskHandler; type: ResolvedTaskType } | null {
@@ -98,7 +117,8 @@ export class TaskRun {
       return this.write(TaskStatus.SUBMITTING, (f) => store.retry(f, { delayMs: 1000, error }));
     }
     const { handler, type } = found;
-    const hctx = { task: this.task, payload: this.task.payload, signal: this.abort.signal };
+    const run = this;
+    const hctx = { task: this.task, payload: this.task.payload, get signal() { return run.signal; } };
     try {
       if (handler.run) {
         const out = await handler.run(hctx);
@@ -143,7 +163,8 @@ export class TaskRun {
     const from = task.status;
     const waiting = from === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED;
     const found = this.handler();
-    const pctx = { task, payload: task.payload, signal: this.abort.signal, externalId: task.externalId ?? '' };
+    const run = this;
+    const pctx = { task, payload: task.payload, get signal() { return run.signal; }, externalId: task.externalId ?? '' };
     if (task.cancelRequested) {
       try {
         await found?.handler.cancel?.(pctx);
@@ -187,7 +208,7 @@ export class TaskRun {
    * recovery owns the task now, and the write is dropped.
    */
   private async write(from: TaskStatus, op: (fence: Fence) => Promise<Task>): Promise<void> {
-    this.stopRenewal();
+    this.renewedAt = null;
     this.ctx.handlerDone?.(this);
     for (let attempt = 0; ; attempt++) {
       try {

@@ -89,6 +89,8 @@ export class Worker {
   /** storeNow - Date.now(), refreshed at each sweep, to turn store times into local delays. */
   private clockOffset = 0;
   private recovering = false;
+  /** One timer renews the leases of all running handlers; it exists while runs are active. */
+  private renewTimer: NodeJS.Timeout | null = null;
   private readonly runContext: TaskRunContext;
 
   constructor(options: WorkerOptions) {
@@ -231,6 +233,7 @@ export class Worker {
     ]);
     clearTimeout(graceTimer);
     await Promise.all([...this.active.values()].map(({ run }) => run.handBack().catch((e) => this.onError(e))));
+    this.stopRenewals();
   }
 
   private async round(): Promise<void> {
@@ -272,9 +275,22 @@ export class Worker {
     const done = run.execute(kind).finally(() => {
       this.active.delete(task.id);
       this.busy.delete(run);
+      if (this.active.size === 0) this.stopRenewals();
       this.wake(false);
     });
     this.active.set(task.id, { run, done });
+    // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
+    this.renewTimer ??= setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 6)));
+  }
+
+  private renewLeases(): void {
+    const now = Date.now();
+    for (const { run } of this.active.values()) run.renewIfDue(now);
+  }
+
+  private stopRenewals(): void {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
   }
 
   /** Handler slots free for a claim: bounded too by the outcome writes still in flight. */
