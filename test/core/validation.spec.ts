@@ -41,6 +41,31 @@ describe('submit validation', () => {
     expect(messageOf(() => validateSubmitInput(input as SubmitInput, 1024))).toMatch(pattern);
   });
 
+  it('lists every problem of one input, each naming its field', () => {
+    const bad = { type: 'x', priority: 0.5, delayMs: -1, tenantId: '', colour: 'red' } as unknown as SubmitInput;
+    try {
+      validateSubmitInput(bad, 1024);
+      throw new Error('expected a ValidationError');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      const details = (e as ValidationError).details ?? [];
+      expect(details).toHaveLength(4);
+      for (const field of ['priority', 'delayMs', 'tenantId', 'colour']) expect(details.some((d) => d.includes(field))).toBe(true);
+    }
+  });
+
+  it('rejects a missing type, a non-object and an array', () => {
+    expect(messageOf(() => validateSubmitInput({} as SubmitInput, 1024))).toMatch(/type/);
+    expect(messageOf(() => validateSubmitInput(null as unknown as SubmitInput, 1024))).toMatch(/object/);
+    expect(messageOf(() => validateSubmitInput([] as unknown as SubmitInput, 1024))).toMatch(/object/);
+  });
+
+  it('accepts null or absent optional fields', () => {
+    const nulls = { type: 't', priority: null, delayMs: null, timeoutMs: null, accountId: null, maxAttempts: null } as unknown as SubmitInput;
+    expect(() => validateSubmitInput(nulls, 1024)).not.toThrow();
+    expect(() => validateSubmitInput({ type: 't' }, 1024)).not.toThrow();
+  });
+
   it('accepts the int32 extremes', () => {
     expect(() => validateSubmitInput({ ...ok, priority: -2147483648 }, 1024)).not.toThrow();
     expect(() => validateSubmitInput({ ...ok, priority: 2147483647 }, 1024)).not.toThrow();
@@ -59,6 +84,22 @@ describe('submit validation', () => {
 
   it('rejects a payload over the size limit', () => {
     expect(messageOf(() => validatePayload({ s: 'x'.repeat(100) }, 50))).toMatch(/bytes/);
+  });
+
+  it('measures the size of the serialised payload exactly at the limit', () => {
+    const payload = { s: 'é'.repeat(10) }; // {"s":"..."}: 8 + 20 bytes of UTF-8
+    const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
+    expect(() => validatePayload(payload, bytes)).not.toThrow();
+    expect(messageOf(() => validatePayload(payload, bytes - 1))).toMatch(new RegExp(`${bytes} bytes`));
+    expect(() => validatePayload('x'.repeat(100), 102)).not.toThrow();
+    expect(messageOf(() => validatePayload('x'.repeat(100), 101))).toMatch(/bytes/);
+  });
+
+  it('names the path of a bad value deep in the payload', () => {
+    expect(messageOf(() => validatePayload({ a: [1, { b: Infinity }] }, 1e6))).toMatch(/payload\.a\[1\]\.b/);
+    const cyc: unknown[] = [];
+    cyc.push({ back: cyc });
+    expect(messageOf(() => validatePayload({ list: cyc }, 1e6))).toMatch(/circular/);
   });
 
   it('a shared sub-object is not a cycle', () => {

@@ -1,4 +1,4 @@
-import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationError as ClassValidatorError } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationArguments, type ValidationError as ClassValidatorError } from 'class-validator';
 import type { LimitUpdate } from './admission';
 import { ValidationError } from './errors';
 import type { TaskTypeOptions } from './handler';
@@ -28,17 +28,20 @@ export interface SubmitInput<P = unknown> {
 }
 
 /**
- * One constraint per field (not a chain of four): class-validator's cost grows with the number
- * of constraints, and submit validates every task.
+ * One constraint per field for the task type options (validated once per registration).
  */
 function IsKey(): PropertyDecorator {
   return ValidateBy({
     name: 'isKey',
     validator: {
-      validate: (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v),
+      validate: (v: unknown) => isKey(v),
       defaultMessage: () => '$property must be 1-255 printable characters without control characters',
     },
   });
+}
+
+function isKey(v: unknown): boolean {
+  return typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v);
 }
 
 function IsIntIn(min: number, max: number, message?: string): PropertyDecorator {
@@ -51,22 +54,82 @@ function IsIntIn(min: number, max: number, message?: string): PropertyDecorator 
   });
 }
 
-/** class-validator schema of SubmitInput; an instance is filled by Object.assign, validated once. */
-class SubmitInputSchema {
-  @IsKey() type!: string;
-  @Allow() payload?: unknown;
-  @IsOptional() @IsIntIn(INT32_MIN, INT32_MAX, Messages.invalidPriority('$value')) priority?: number;
-  @IsOptional() @IsIntIn(0, MAX_DURATION_MS, 'delayMs must be an integer >= 0 (ms from now)') delayMs?: number;
-  @IsOptional()
-  @IsIntIn(1, MAX_DURATION_MS, 'timeoutMs must be an integer >= 1 (ms from now), or null for no deadline')
-  timeoutMs?: number | null;
-  @IsOptional() @IsKey() providerKey?: string;
-  @IsOptional() @IsKey() accountId?: string;
-  @IsOptional() @IsKey() tenantId?: string;
-  @IsOptional() @IsKey() concurrencyKey?: string;
-  @IsOptional() @IsKey() idempotencyKey?: string;
-  @IsOptional() @IsIntIn(1, 1000) maxAttempts?: number;
+const KEY_RULE = 'must be 1-255 printable characters without control characters';
+
+function intIn(v: unknown, min: number, max: number): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 }
+
+/**
+ * The field rules of a submit input (the payload is checked by validatePayload): `type` required;
+ * every other field optional (undefined or null); no unknown field. With `out` null it stops at
+ * the first problem and allocates nothing (the hot path); else it lists every problem.
+ */
+function submitFieldsOk(input: Record<string, unknown>, out: string[] | null): boolean {
+  let ok = true;
+  const bad = (message: string): boolean => {
+    ok = false;
+    if (out !== null) out.push(message);
+    return out !== null; // keep going only when listing
+  };
+  if (!isKey(input.type) && !bad(`type ${KEY_RULE}`)) return false;
+  for (const k in input) {
+    const v = input[k];
+    switch (k) {
+      case 'type':
+      case 'payload':
+        continue;
+      case 'priority':
+        if (v == null || intIn(v, INT32_MIN, INT32_MAX) || bad(Messages.invalidPriority(v))) continue;
+        return false;
+      case 'delayMs':
+        if (v == null || intIn(v, 0, MAX_DURATION_MS) || bad('delayMs must be an integer >= 0 (ms from now)')) continue;
+        return false;
+      case 'timeoutMs':
+        if (v == null || intIn(v, 1, MAX_DURATION_MS) || bad('timeoutMs must be an integer >= 1 (ms from now), or null for no deadline')) continue;
+        return false;
+      case 'maxAttempts':
+        if (v == null || intIn(v, 1, 1000) || bad('maxAttempts must be an integer from 1 to 1000')) continue;
+        return false;
+      case 'providerKey':
+      case 'accountId':
+      case 'tenantId':
+      case 'concurrencyKey':
+      case 'idempotencyKey':
+        if (v == null || isKey(v) || bad(`${k} ${KEY_RULE}`)) continue;
+        return false;
+      default:
+        if (bad(`property ${k} should not exist`)) continue;
+        return false;
+    }
+  }
+  return ok;
+}
+
+/**
+ * class-validator schema of SubmitInput: ONE constraint that checks every field of the input in
+ * plain code (class-validator's cost grows with the number of constraints and properties: about
+ * 1 µs per constraint with its error objects; submit validates every task). The input is not
+ * copied: a single holder instance points at it for the duration of one synchronous validateSync.
+ */
+class SubmitInputSchema {
+  @ValidateBy({
+    name: 'submitInput',
+    validator: {
+      validate: (v: unknown) => submitFieldsOk(v as Record<string, unknown>, null),
+      defaultMessage: (args?: ValidationArguments) => {
+        const out: string[] = [];
+        submitFieldsOk(args!.value as Record<string, unknown>, out);
+        return out.join('; ');
+      },
+    },
+  })
+  input: unknown = undefined;
+}
+
+const submitHolder = new SubmitInputSchema();
+/** No target or value copies in error objects (they are read for their messages only). */
+const SUBMIT_VALIDATE_OPTIONS = { forbidUnknownValues: true, validationError: { target: false, value: false } } as const;
 
 class TaskTypeOptionsSchema {
   @IsOptional() @IsKey() providerKey?: string;
@@ -95,22 +158,93 @@ function fail(details: string[]): never {
   throw new ValidationError(Messages.invalidSubmit(details.join('; ')), details);
 }
 
-/** Validates one submit input (once) and its payload; throws ValidationError; returns the JSON size. */
+/** Validates one submit input (once: one class-validator constraint) and its payload; throws ValidationError. */
 export function validateSubmitInput(input: SubmitInput, maxPayloadBytes: number): void {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) fail(['the task must be an object']);
-  const errors = validateSync(Object.assign(new SubmitInputSchema(), input), VALIDATE_OPTIONS);
-  if (errors.length) fail(flatten(errors));
+  submitHolder.input = input;
+  let errors: ClassValidatorError[];
+  try {
+    errors = validateSync(submitHolder, SUBMIT_VALIDATE_OPTIONS);
+  } finally {
+    submitHolder.input = undefined; // keep no reference to the caller's object
+  }
+  if (errors.length) {
+    const details: string[] = [];
+    submitFieldsOk(input as unknown as Record<string, unknown>, details);
+    fail(details);
+  }
   validatePayload(input.payload, maxPayloadBytes);
 }
 
 /** A payload must round-trip through JSON unchanged: plain data only, finite numbers, no cycles. */
 export function validatePayload(payload: unknown, maxPayloadBytes: number): void {
-  const problem = jsonProblem(payload, 'payload', new Set());
-  if (problem) throw new ValidationError(Messages.payloadNotJson(problem), [problem]);
   if (payload === undefined) return;
+  const walk = new PayloadWalk();
+  const bound = walk.size(payload);
+  if (bound < 0) {
+    const problem = walk.problem(payload);
+    throw new ValidationError(Messages.payloadNotJson(problem), [problem]);
+  }
+  if (bound <= maxPayloadBytes) return; // an upper bound of the JSON size: no need to serialise it here
   const bytes = Buffer.byteLength(JSON.stringify(payload), 'utf8');
   if (bytes > maxPayloadBytes) {
     throw new ValidationError(Messages.payloadTooLarge(bytes, maxPayloadBytes), ['payload: too large']);
+  }
+}
+
+/** Longest JSON text of a finite number (e.g. -1.2345678901234567e-308). */
+const NUMBER_MAX_CHARS = 25;
+
+/**
+ * One walk over a payload: `size` returns an upper bound of its JSON size in UTF-8 bytes (a string
+ * of n UTF-16 units takes at most 6n + 2: a \uXXXX escape), or -1 at the first value JSON cannot
+ * carry; `problem` then says which and where (the path is built on this error path only).
+ */
+class PayloadWalk {
+  /** Objects and arrays being walked (ancestors of the current value): a repeat is a cycle. */
+  private readonly ancestors: object[] = [];
+
+  size(v: unknown): number {
+    switch (typeof v) {
+      case 'string':
+        return 6 * v.length + 2;
+      case 'boolean':
+        return 5;
+      case 'number':
+        return Number.isFinite(v) ? NUMBER_MAX_CHARS : -1;
+      case 'object':
+        break;
+      default:
+        return -1; // undefined (inside the payload), bigint, function, symbol
+    }
+    if (v === null) return 4;
+    const obj = v as object;
+    const ancestors = this.ancestors;
+    for (let i = 0; i < ancestors.length; i++) if (ancestors[i] === obj) return -1;
+    let total = 2;
+    ancestors.push(obj);
+    if (Array.isArray(obj)) {
+      for (let i = 0; i < obj.length; i++) {
+        const n = this.size(obj[i]);
+        if (n < 0) return -1;
+        total += n + 1;
+      }
+    } else {
+      const proto = Object.getPrototypeOf(obj);
+      if (proto !== Object.prototype && proto !== null) return -1;
+      for (const key of Object.keys(obj)) {
+        const n = this.size((obj as Record<string, unknown>)[key]);
+        if (n < 0) return -1;
+        total += n + 6 * key.length + 4;
+      }
+    }
+    ancestors.pop();
+    return total;
+  }
+
+  /** What is wrong with a payload whose size() was -1 (a second, slower walk with paths). */
+  problem(payload: unknown): string {
+    return jsonProblem(payload, 'payload', new Set()) ?? 'payload is not JSON-serialisable';
   }
 }
 
