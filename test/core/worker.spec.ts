@@ -216,6 +216,71 @@ describe('Worker', () => {
   });
 });
 
+describe('Worker with prefetch', () => {
+  it('claims up to concurrency + prefetch, runs at most concurrency, starts the rest in claim order', async () => {
+    const started: number[] = [];
+    const gates: Array<() => void> = [];
+    const { queue, worker, store } = setup(
+      { run: ({ payload }) => new Promise<void>((r) => { started.push((payload as { p: number }).p); gates.push(r); }) },
+      {},
+      { concurrency: 2, prefetch: 3 },
+    );
+    await queue.submitMany([5, 4, 3, 2, 1, 0].map((p) => ({ type: 'job', priority: p, payload: { p } })));
+    expect(await worker.tick()).toBe(5); // 2 slots + 3 prefetched, in one claim
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([5, 4]);
+    expect((await store.stats()).byStatus.SUBMITTING).toBe(5); // prefetched tasks hold their lease
+    expect(await worker.tick()).toBe(0); // the buffer is full
+    gates.shift()!();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(started).toEqual([5, 4, 3]); // a freed slot takes the next prefetched task, not a new claim
+    while (gates.length) {
+      gates.shift()!();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(started).toEqual([5, 4, 3, 2, 1, 0]); // the last one by a new claim as slots freed
+    await worker.whenIdle();
+    expect((await queue.stats()).byStatus.SUCCEEDED).toBe(6);
+  });
+
+  it('renews the leases of prefetched tasks while they wait for a slot', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { clock, queue, worker, store } = setup({ run: () => gate }, {}, { concurrency: 1, prefetch: 1, leaseMs: 90 });
+    await queue.submitMany([{ type: 'job', priority: 1 }, { type: 'job' }]);
+    expect(await worker.tick()).toBe(2);
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 40)); // a renewal every 30 ms of real time
+      clock.advance(25); // store time moves slower than real time: a late timer cannot fail the test
+      expect(await store.recoverExpired(10)).toEqual([]);
+    }
+    release();
+    await worker.whenIdle();
+    expect((await queue.stats()).byStatus.SUCCEEDED).toBe(2);
+  });
+
+  it('stop() hands prefetched tasks that did not start back to the queue, even non-idempotent ones', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const calls: string[] = [];
+    const { queue, worker } = setup({ run: ({ task }) => { calls.push(task.id); return gate; } }, { idempotent: false }, { concurrency: 1, prefetch: 2 });
+    const [a, b, c] = await queue.submitMany([3, 2, 1].map((priority) => ({ type: 'job', priority })));
+    expect(await worker.tick()).toBe(3);
+    const stopped = worker.stop();
+    await new Promise((r) => setTimeout(r, 5));
+    release();
+    await stopped;
+    expect(calls).toEqual([a.id]);
+    expect((await queue.get(a.id))!.status).toBe(TaskStatus.SUCCEEDED);
+    for (const t of [b, c]) expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, leaseOwner: null });
+  });
+
+  it('rejects a negative or fractional prefetch', () => {
+    expect(() => setup({ run: () => undefined }, {}, { prefetch: -1 })).toThrow(/prefetch must be an integer >= 0/);
+    expect(() => setup({ run: () => undefined }, {}, { prefetch: 1.5 })).toThrow(/prefetch/);
+  });
+});
+
 describe('Worker and cancel requests', () => {
   it('keeps the external id of a submit that was cancelled mid-flight, then cancels it at the provider', async () => {
     let release!: () => void;

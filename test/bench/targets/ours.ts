@@ -19,6 +19,11 @@ export interface OurStoreBinding {
   createStore(namespace: string): Promise<TaskStore>;
   /** Called after the store of the namespace was closed. */
   dropNamespace(namespace: string): Promise<void>;
+  /**
+   * Worker prefetch in throughput scenarios, as a multiple of the concurrency (0 = none). Off in
+   * order and latency scenarios, like the peers' local queues.
+   */
+  throughputPrefetch?: number;
   /** SQL: writes `count` SUCCEEDED rows into the namespace's task table. */
   seedTerminal?(store: TaskStore, namespace: string, count: number): Promise<void>;
 }
@@ -71,7 +76,7 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     server: binding.server,
     ours: true,
     version: ourVersion(),
-    tuning: `core Worker, batchSize = concurrency, leaseMs ${LEASE_MS}; ${binding.tuning}`,
+    tuning: `core Worker, ${binding.throughputPrefetch ? `prefetch ${binding.throughputPrefetch} x concurrency in throughput scenarios (0 for order and latency), batchSize = concurrency + prefetch` : 'batchSize = concurrency'}, leaseMs ${LEASE_MS}; ${binding.tuning}`,
     leaseMs: LEASE_MS,
     open: (opts) => binding.open(!!opts?.attach),
     close: () => binding.close(),
@@ -95,11 +100,13 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     },
     async startWorker(spec: WorkerSpec): Promise<RunningWorker> {
       handler = spec.handler;
+      const prefetch = spec.purpose === 'throughput' ? Math.round((binding.throughputPrefetch ?? 0) * spec.concurrency) : 0;
       const worker = new Worker({
         store: store!,
         registry,
         concurrency: spec.concurrency,
-        batchSize: spec.concurrency,
+        prefetch,
+        batchSize: spec.concurrency + prefetch,
         leaseMs: LEASE_MS,
         onError: reportWorkerError,
       });

@@ -58,7 +58,7 @@ export class TaskRun {
 
   /** Runs the handler to its end; never rejects (errors go to ctx.onError). */
   async execute(kind: 'submit' | 'poll'): Promise<void> {
-    this.renewedAt = Date.now();
+    this.renewedAt ??= Date.now();
     try {
       await (kind === 'submit' ? this.submit() : this.poll());
     } catch (e) {
@@ -75,6 +75,17 @@ export class TaskRun {
     if (this.lost || this.task.status !== TaskStatus.SUBMITTING || !this.task.idempotent) return;
     this.lost = true;
     await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error: 'handed back: worker shut down' }));
+  }
+
+  /**
+   * A prefetched submit whose handler never started goes back to the queue (the worker stops):
+   * safe whether or not the task is idempotent, since the provider never saw it.
+   */
+  async giveBack(): Promise<void> {
+    this.renewedAt = null;
+    if (this.lost || this.task.status !== TaskStatus.SUBMITTING) return;
+    this.lost = true;
+    await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error: 'handed back: not started before the worker stopped' }));
   }
 
   /**

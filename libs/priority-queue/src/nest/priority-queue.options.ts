@@ -25,6 +25,11 @@ export interface WorkerModuleOptions {
   /** Run handlers in this process (default true). A producer-only API process sets false. */
   enabled?: boolean;
   concurrency?: number;
+  /**
+   * Claimed tasks held (leased, renewed) while they wait for a free handler slot: higher
+   * throughput on SQL/Redis stores, at the cost of strict start order across claims. Default 0.
+   */
+  prefetch?: number;
   batchSize?: number;
   leaseMs?: number;
   idlePollMs?: number;

@@ -57,6 +57,7 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
       registry: this.registry,
       events: this.events,
       concurrency: w.concurrency,
+      prefetch: w.prefetch,
       batchSize: w.batchSize,
       leaseMs: w.leaseMs,
       idlePollMs: w.idlePollMs,

@@ -1,0 +1,102 @@
+/**
+ * How does the core Worker drive a store during a drain? Wraps the store to count and time its
+ * calls (claims: calls, tasks asked / got, ms per call; completes: ms from call to answer) and
+ * prints jobs/s and client CPU.
+ * `node -r ./test/support/register.js test/bench/profile/worker-drain.ts <memory|redis|postgres> [tasks] [concurrency] [prefetch]`
+ */
+import IORedis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { PriorityQueue } from 'nestjs-priority-queue/core/queue';
+import { TaskTypeRegistry } from 'nestjs-priority-queue/core/registry';
+import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
+import { Worker } from 'nestjs-priority-queue/core/worker';
+import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
+import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
+import { startServers } from '../lib/servers';
+import { makeJobs } from '../scenario';
+import { chunks, Countdown, nowMs, perSecond } from '../lib/stats';
+import type { ServerKind } from '../target';
+
+interface Timing {
+  calls: number;
+  asked: number;
+  got: number;
+  ms: number;
+}
+
+function timed(store: TaskStore, stats: Record<string, Timing>): TaskStore {
+  const wrap = <K extends keyof TaskStore>(name: K, count: (args: unknown[], out: unknown) => [number, number]) => {
+    const original = (store[name] as (...a: unknown[]) => Promise<unknown>).bind(store);
+    const s: Timing = (stats[name] = { calls: 0, asked: 0, got: 0, ms: 0 });
+    (store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      const t = nowMs();
+      const out = await original(...args);
+      s.calls++;
+      s.ms += nowMs() - t;
+      const [a, g] = count(args, out);
+      s.asked += a;
+      s.got += g;
+      return out;
+    };
+  };
+  wrap('claimSubmissions', (a, o) => [(a[0] as { limit: number }).limit, (o as { claimed: unknown[] }).claimed.length]);
+  wrap('claimPolls', (a, o) => [(a[0] as { limit: number }).limit, (o as unknown[]).length]);
+  wrap('complete', () => [1, 1]);
+  return store;
+}
+
+async function main(): Promise<void> {
+  const kind = (process.argv[2] ?? 'memory') as 'memory' | 'redis' | 'postgres';
+  const n = Number(process.argv[3] ?? 20_000);
+  const concurrency = Number(process.argv[4] ?? 16);
+  const prefetch = Number(process.argv[5] ?? 0);
+  const servers = await startServers(new Set<ServerKind>(kind === 'memory' ? [] : [kind]), () => undefined);
+  let store: TaskStore;
+  let cleanup = async () => undefined as unknown;
+  if (kind === 'redis') {
+    const conn = new IORedis(servers.env.redis!.url);
+    store = new RedisTaskStore({ connection: conn });
+    cleanup = async () => conn.disconnect();
+  } else if (kind === 'postgres') {
+    const ds = new DataSource({ type: 'postgres', url: servers.env.postgres!.url, poolSize: 20, logging: false });
+    await ds.initialize();
+    store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'prof_' });
+    cleanup = () => ds.destroy();
+  } else {
+    store = new MemoryTaskStore();
+  }
+  try {
+    await store.init();
+    const registry = new TaskTypeRegistry();
+    let done: Countdown | null = null;
+    registry.register('bench', {}, { run: () => void done?.tick() }, 'bench');
+    const queue = new PriorityQueue({ store, registry });
+    for (const c of chunks(makeJobs(n, 42), 1000)) await queue.submitMany(c.map((j) => ({ type: 'bench', priority: j.priority, payload: { i: j.i } })));
+    const stats: Record<string, Timing> = {};
+    timed(store, stats);
+    done = new Countdown(n, 120_000, 'drain');
+    const cpu0 = process.cpuUsage();
+    const t0 = nowMs();
+    const worker = new Worker({ store, registry, concurrency, prefetch, leaseMs: 30_000 } as ConstructorParameters<typeof Worker>[0]);
+    await worker.start();
+    await done.arm();
+    const elapsed = nowMs() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    await worker.stop();
+    console.log(`${kind}: ${n} tasks, concurrency ${concurrency}, prefetch ${prefetch}: ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s; client CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
+    for (const [name, s] of Object.entries(stats)) {
+      if (!s.calls) continue;
+      console.log(`  ${name.padEnd(17)} calls ${String(s.calls).padStart(6)}  asked ${(s.asked / s.calls).toFixed(1).padStart(5)}  got ${(s.got / s.calls).toFixed(1).padStart(5)}  ${((s.ms / s.calls) * 1000).toFixed(0).padStart(6)} µs/call`);
+    }
+  } finally {
+    await store.close().catch(() => undefined);
+    await cleanup();
+    await servers.stop();
+  }
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e);
+  process.exit(1);
+});
