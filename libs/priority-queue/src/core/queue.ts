@@ -6,7 +6,7 @@ import type { ResolvedTaskType } from './handler';
 import type { TaskTypeRegistry } from './registry';
 import type { QueueStats, TaskStore } from './task-store.port';
 import { TaskStatus, type NewTask, type Task } from './task';
-import { DEFAULT_MAX_PAYLOAD_BYTES, validateSubmitInput, type SubmitInput } from './validation';
+import { DEFAULT_MAX_PAYLOAD_BYTES, submitFieldsValid, validatePayload, validateSubmitInput, type SubmitInput } from './validation';
 
 export interface PriorityQueueOptions {
   store: TaskStore;
@@ -85,12 +85,16 @@ export class PriorityQueue {
       throw new ValidationError(Messages.invalidSubmit(`submitMany takes at most ${MAX_BATCH} tasks per call, got ${inputs.length}`));
     }
     if (inputs.length === 0) return [];
-    // validate all first (class-validator leaves much short-lived garbage), then build: so the
-    // young-generation collections during validation have no NewTask objects to copy
+    // validate all first (fields of the whole batch in one class-validator run, then each
+    // payload), then build: so no NewTask is alive during validation's young-generation collections
     const types = new Array<ResolvedTaskType>(inputs.length);
+    const fieldsOk = submitFieldsValid(inputs);
     for (let i = 0; i < inputs.length; i++) {
       try {
-        types[i] = this.check(inputs[i]);
+        if (fieldsOk) {
+          validatePayload(inputs[i].payload, this.maxPayloadBytes);
+          types[i] = this.registry.resolve(inputs[i].type);
+        } else types[i] = this.check(inputs[i]); // finds the first bad input and says what is wrong
       } catch (e) {
         if (e instanceof ValidationError) {
           throw new ValidationError(`Task #${i} of submitMany: ${e.message}`, e.details);
@@ -98,6 +102,7 @@ export class PriorityQueue {
         throw e;
       }
     }
+    if (!fieldsOk) throw new Error('submitMany: the batch check and the per-task check disagree'); // cannot happen
     const news = new Array<NewTask>(inputs.length);
     for (let i = 0; i < inputs.length; i++) news[i] = this.build(inputs[i], types[i]);
     const results = await this.store.create(news);
