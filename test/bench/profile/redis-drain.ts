@@ -2,8 +2,10 @@
  * Where does a Redis drain spend its time? Runs the drain scenario for one Redis target and
  * prints Redis' own per-command statistics (calls, µs per call) for the drain phase.
  * `node -r ./test/support/register.js test/bench/profile/redis-drain.ts [ours-redis|bullmq] [tasks]`
- * (add `--cpu-prof --cpu-prof-dir=.bench-results/prof` to node for a CPU profile of the client side).
+ * Set PROFILE_OUT=file.cpuprofile for a CPU profile of the client side during the drain only.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import IORedis from 'ioredis';
 import { startServers } from '../lib/servers';
 import { createTarget } from '../targets';
@@ -22,12 +24,24 @@ async function main(): Promise<void> {
     await submitAll(target, makeJobs(n, 42), 1000);
     await admin.config('RESETSTAT');
     const done = new Countdown(n, 120_000, 'drain');
+    const out = process.env.PROFILE_OUT;
+    const session = out ? new Session() : null;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
     const cpu0 = process.cpuUsage();
     const t0 = nowMs();
     const w = await target.startWorker({ concurrency: 16, purpose: 'throughput', handler: () => done.tick() });
     await done.arm();
     const elapsed = nowMs() - t0;
     const cpu = process.cpuUsage(cpu0);
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(out!, JSON.stringify(profile));
+      session.disconnect();
+    }
     await w.stop();
     const stats = (await admin.info('commandstats')).split('\n').filter((l) => l.startsWith('cmdstat_'));
     const server = (await admin.info('cpu')).split('\n').filter((l) => l.startsWith('used_cpu'));

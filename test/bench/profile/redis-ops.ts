@@ -13,17 +13,22 @@ import { chunks, nowMs } from '../lib/stats';
 async function busy(admin: IORedis): Promise<{ usec: number; calls: number; detail: string }> {
   const lines = (await admin.info('commandstats')).split('\n').filter((l) => l.startsWith('cmdstat_'));
   let usec = 0;
+  let inner = 0;
   let calls = 0;
   const parts: string[] = [];
   for (const l of lines) {
     const [name, rest] = l.split(':');
     const f = Object.fromEntries(rest.trim().split(',').map((kv) => kv.split('=')));
-    usec += Number(f.usec);
-    if (name === 'cmdstat_evalsha' || name === 'cmdstat_eval') calls += Number(f.calls);
-    parts.push(`${name.slice(8)}=${f.calls}`);
+    const script = name === 'cmdstat_evalsha' || name === 'cmdstat_eval';
+    // a script's time includes the commands it calls: count those once
+    if (script) {
+      usec += Number(f.usec);
+      calls += Number(f.calls);
+    } else inner += Number(f.usec);
+    parts.push(`${name.slice(8)}=${f.calls}/${(Number(f.usec) / 1000).toFixed(1)}ms`);
   }
   await admin.config('RESETSTAT');
-  return { usec, calls, detail: parts.join(' ') };
+  return { usec, calls, detail: `commands ${(inner / 1000).toFixed(0)} ms, script overhead ${((usec - inner) / 1000).toFixed(0)} ms; ${parts.join(' ')}` };
 }
 
 async function main(): Promise<void> {
