@@ -42,7 +42,7 @@ import {
   valuesToHash,
 } from './codec';
 import { queueKeys, type QueueKeys } from './keys';
-import { LeaseCache } from './lease-cache';
+import { LeaseCache, type LeasedTask } from './lease-cache';
 import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
 
@@ -207,7 +207,7 @@ export class RedisTaskStore implements TaskStore {
         h.updatedAt = now;
         h.version = String(Number(h.version) + 1);
         const task = decodeHash(h);
-        this.leased.set(task.id, h);
+        this.leased.set(task.id, h, task);
         return task;
       }),
       timedOut: timedOut.map(decodeTask),
@@ -263,9 +263,16 @@ export class RedisTaskStore implements TaskStore {
     const batch = this.completes.splice(0, MAX_COMPLETE_BATCH);
     const known = batch.map((c) => this.leased.match(c.fence.id, c.fence.leaseId, c.fence.version));
     const args: string[] = [String(batch.length)];
-    batch.forEach((c, i) =>
-      args.push(c.fence.id, c.fence.leaseId, String(c.fence.version), c.status, optArg(c.result), c.error, known[i] ? '1' : '0'),
-    );
+    batch.forEach((c, i) => {
+      args.push(c.fence.id, c.fence.leaseId, String(c.fence.version), c.status, optArg(c.result), c.error);
+      const k = known[i];
+      if (k) {
+        const t = k.task;
+        args.push('1', k.hash.status, k.hash.seq, t.providerKey, optArg(t.accountId), optArg(t.tenantId), optArg(t.concurrencyKey), t.deadlineAt === null ? '0' : '1');
+      } else {
+        args.push('0', '', '', '', '', '', '', '');
+      }
+    });
     const done = this.run('complete', args).then(
       (reply) => {
         const [now, ...rows] = reply as [string, ...Array<1 | string | Flat>];
@@ -286,24 +293,24 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /** One complete's reply: the task as written, or the error the script reported for it. */
-  private completed(c: PendingComplete, row: 1 | string | Flat, cached: Record<string, string> | undefined, now: string): Task {
+  private completed(c: PendingComplete, row: 1 | string | Flat, cached: LeasedTask | undefined, now: string): Task {
     const id = c.fence.id;
     if (typeof row === 'string') throw this.mapError(new Error(row), 'complete', id);
     this.leased.delete(id);
     if (Array.isArray(row)) return decodeTask(row);
-    const h = { ...cached! };
-    h.status = c.status;
-    h.finishedAt = now;
-    h.updatedAt = now;
-    h.version = String(c.fence.version + 1);
-    delete h.leaseOwner;
-    delete h.leaseId;
-    delete h.leaseUntil;
-    if (c.result === null) delete h.result;
-    else h.result = c.result;
-    if (c.error === '') delete h.error;
-    else if (c.error !== '~') h.error = c.error.slice(1);
-    return decodeHash(h);
+    // the cached hash plus the script's writes, applied to the decoded task (no copy of the hash)
+    const task = decodeHash(cached!.hash);
+    const at = Number(now);
+    task.status = c.status as TaskStatus;
+    task.finishedAt = at;
+    task.updatedAt = at;
+    task.version = c.fence.version + 1;
+    task.leaseOwner = null;
+    task.leaseId = null;
+    task.leaseUntil = null;
+    task.result = c.result === null ? null : JSON.parse(c.result);
+    if (c.error !== '~') task.error = c.error === '' ? null : c.error.slice(1);
+    return task;
   }
 
   async retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
@@ -450,7 +457,7 @@ export class RedisTaskStore implements TaskStore {
   private remember(flat: Flat): Task {
     const h = hashToObject(flat);
     const task = decodeHash(h);
-    if (h.leaseId !== undefined) this.leased.set(task.id, h);
+    if (h.leaseId !== undefined) this.leased.set(task.id, h, task);
     else this.leased.delete(task.id);
     return task;
   }

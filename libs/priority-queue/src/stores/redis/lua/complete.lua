@@ -4,9 +4,12 @@
 -- a wake when that unparks lanes). Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
 --       inflight_*, lanepark, parkedres, ready, laneready
--- ARGV[4] n, then 7 per task: id, leaseId, version, terminal status, result JSON (opt),
+-- ARGV[4] n, then 14 per task: id, leaseId, version, terminal status, result JSON (opt),
 --         error (opt; '~' = unchanged), '1' when the caller holds the task at this version (it
---         rebuilds the written task itself) else '0'
+--         rebuilds the written task itself) else '0', then when '1' the task's status, seq,
+--         providerKey, accountId (opt), tenantId (opt), concurrencyKey (opt) and '1' | '0' for
+--         whether it has a deadline, as the caller holds them (else 7 ignored values): the
+--         fence (lease id and version) proves them current, so only the fence is read
 -- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
 --          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
@@ -22,11 +25,24 @@ local function push(t, k, ...)
   for _, v in ipairs({ ... }) do l[#l + 1] = v end
 end
 for i = 0, n - 1 do
-  local a = 5 + i * 7
+  local a = 5 + i * 14
   local id, to = ARGV[a], ARGV[a + 3]
   local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
-    'concurrencyKey', 'deadlineAt')
+  local known = ARGV[a + 6] == '1'
+  local f
+  if known then
+    f = redis.call('HMGET', tk, 'leaseId', 'version')
+    if f[2] and f[1] == ARGV[a + 1] and f[2] == ARGV[a + 2] then
+      f[3], f[4], f[5] = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
+      f[6], f[7], f[8] = opt(ARGV[a + 10]), opt(ARGV[a + 11]), opt(ARGV[a + 12])
+      f[9] = ARGV[a + 13] == '1'
+    else
+      f[3] = f[2] and '' -- missing or stale: reported below
+    end
+  else
+    f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
+      'concurrencyKey', 'deadlineAt')
+  end
   local st = f[3]
   if not st then
     out[#out + 1] = 'PQ_NOTFOUND'
@@ -66,7 +82,7 @@ for i = 0, n - 1 do
     end
     redis.call('HDEL', tk, unpack(del))
     redis.call('HSET', tk, unpack(set))
-    if ARGV[a + 6] == '1' then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
+    if known then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
   end
 end
 if #leaseRem > 0 then
