@@ -7,6 +7,9 @@ import { Sql } from './sql/sql';
 
 /** What every query file needs: the connection, the dialect, table names, queue and ordering mode. */
 export class StoreContext {
+  /** PostgreSQL: the schema version found by init() (3 and up: tasks created due go straight into their lane). */
+  pgSchema = 0;
+
   constructor(
     readonly db: Db,
     readonly d: Dialect,

@@ -10,6 +10,8 @@ export interface TableNames {
   releases: string;
   /** MySQL / MariaDB (schema v2): see sql/stage-marks.ts. */
   stageMarks: string;
+  /** PostgreSQL (schema v3): lanes that got tasks created due, see schema/pg-claim-v3.ts. */
+  laneMarks: string;
   queues: string;
   schemaVersion: string;
 }
@@ -31,6 +33,7 @@ export function tableNames(prefix: string): TableNames {
     resources: `${prefix}resources`,
     releases: `${prefix}releases`,
     stageMarks: `${prefix}stage_marks`,
+    laneMarks: `${prefix}lane_marks`,
     queues: `${prefix}queues`,
     schemaVersion: `${prefix}schema_version`,
   };

@@ -128,6 +128,10 @@ export class TypeOrmTaskStore implements TaskStore {
       return num(r.aging_interval_ms);
     }, { queueLock: true });
     if (stored !== this.agingIntervalMs) throw new Error(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+    if (c.d.kind === 'postgres') {
+      const [v] = await this.dataSource.query(`SELECT max(version) AS v FROM ${c.t.schemaVersion}`).catch(() => [{ v: 0 }]);
+      c.pgSchema = num(v?.v ?? 0);
+    }
   }
 
   async close(): Promise<void> {

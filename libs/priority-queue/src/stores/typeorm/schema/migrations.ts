@@ -5,6 +5,7 @@ import { DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames }
 import { Messages } from '../../../core/messages';
 import { ddlV1 } from './ddl-v1';
 import { ddlV2, undoV2 } from './ddl-v2';
+import { ddlV3, undoV3 } from './ddl-v3';
 
 /**
  * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
@@ -32,9 +33,10 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
     undo: (_kind, t) => [t.releases, t.resources, t.lanes, t.tasks, t.queues].map((table) => `DROP TABLE IF EXISTS ${table}`),
   },
   { version: 2, name: 'PriorityQueueSchemaV2', statements: ddlV2, undo: undoV2 },
+  { version: 3, name: 'PriorityQueueSchemaV3', statements: ddlV3, undo: undoV3 },
 ];
 
-const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000' };
+const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000' };
 
 export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
   const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';

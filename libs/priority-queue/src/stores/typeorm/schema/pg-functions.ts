@@ -180,24 +180,7 @@ BEGIN
     RETURNING seq)
   SELECT array_agg(seq) INTO v_timed FROM u;
 
-  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none)
-  IF EXISTS (SELECT 1 FROM ${R} WHERE queue = p_queue) THEN
-    WITH d AS (DELETE FROM ${R} WHERE id IN (SELECT id FROM ${R} WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
-    k AS (SELECT x.rkey, count(*) AS n FROM d JOIN ${L} ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
-      CROSS JOIN LATERAL (VALUES
-        (CASE WHEN ln.account_id IS NOT NULL THEN 'a:' || ln.provider_key || chr(31) || ln.account_id END),
-        (CASE WHEN ln.tenant_id IS NOT NULL THEN 't:' || ln.tenant_id END),
-        (CASE WHEN ln.concurrency_key IS NOT NULL THEN 'c:' || ln.concurrency_key END)) x(rkey)
-      WHERE x.rkey IS NOT NULL GROUP BY x.rkey),
-    s AS (UPDATE ${S} r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey)
-    UPDATE ${L} SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
-    WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
-  END IF;
-
-  -- 3. lanes whose rate token is due
-  UPDATE ${L} SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
-  WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
-
+${releasesAndRate(t)}
   -- 4. merge due staged tasks: a lane's head changes only when the best merged task is better
   IF EXISTS (SELECT 1 FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
     WITH m AS (UPDATE ${T} SET staged = 0
@@ -228,7 +211,90 @@ BEGIN
     v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
       ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;
 
-    -- admission of the lane (pause, rate, account, tenant, concurrency key): the first limit
+${laneAdmission(t)}
+    -- the lane's tasks that come before the second-best lane's head, locked and claimed at once
+    WITH c AS (
+      SELECT seq FROM ${T} WHERE queue = p_queue AND lane_key = vl.lane_key AND status = 'PENDING_SUBMIT' AND staged = 0
+        AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
+      ORDER BY ${order} LIMIT v_cap FOR UPDATE),
+    u AS (UPDATE ${T} t SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || t.id,
+        lease_until = v_now + p_lease_ms, version = t.version + 1, updated_at = v_now
+      FROM c WHERE t.seq = c.seq RETURNING t.seq)
+    SELECT array_agg(seq) INTO v_got FROM u;
+    v_m := coalesce(cardinality(v_got), 0);
+    IF v_m > 0 THEN
+      v_claimed := v_claimed || v_got;
+      v_n := v_n + v_m;
+      -- one unit of every limit of the lane per task
+      IF v_interval IS NOT NULL THEN
+        v_tat := vp.tat;
+        FOR i IN 1..v_m LOOP v_tat := greatest(v_tat, v_now::double precision) + v_interval; END LOOP;
+        UPDATE ${S} SET tat = v_tat WHERE queue = p_queue AND rkey = vp.rkey;
+      END IF;
+      IF vl.account_id IS NOT NULL OR vl.tenant_id IS NOT NULL OR vl.concurrency_key IS NOT NULL THEN
+        INSERT INTO ${S} AS r (queue, rkey, in_use, tat, configured, limit_value, paused, qps, burst, account_concurrency)
+        SELECT p_queue, k, v_m, 0, 0, NULL, 0, NULL, NULL, NULL FROM unnest(ARRAY[
+          CASE WHEN vl.account_id IS NOT NULL THEN 'a:' || vl.provider_key || chr(31) || vl.account_id END,
+          CASE WHEN vl.tenant_id IS NOT NULL THEN 't:' || vl.tenant_id END,
+          CASE WHEN vl.concurrency_key IS NOT NULL THEN 'c:' || vl.concurrency_key END]::varchar[]) k WHERE k IS NOT NULL
+        ON CONFLICT (queue, rkey) DO UPDATE SET in_use = r.in_use + v_m;
+      END IF;
+    END IF;
+    -- the lane's true next head (its stored head was a lower bound)
+    SELECT k1, k2, run_at, created_at, seq, priority INTO vh FROM ${T}
+      WHERE queue = p_queue AND lane_key = vl.lane_key AND status = 'PENDING_SUBMIT' AND staged = 0 ORDER BY ${order} LIMIT 1;
+    IF FOUND THEN
+      UPDATE ${L} SET h1 = vh.k1, h2 = vh.k2, h_run_at = vh.run_at, h_created_at = vh.created_at, h_seq = vh.seq, h_priority = vh.priority
+      WHERE queue = p_queue AND lane_key = vl.lane_key;
+    ELSE
+      UPDATE ${L} SET h1 = NULL, h2 = NULL, h_run_at = NULL, h_created_at = NULL, h_seq = NULL, h_priority = NULL, ready = 0
+      WHERE queue = p_queue AND lane_key = vl.lane_key;
+    END IF;
+  END LOOP;
+
+${nextWake(t)}
+  o_kind := 0;
+  o_wake := v_wake;
+  RETURN NEXT;
+  IF v_n > 0 THEN
+    RETURN QUERY SELECT 1::smallint, v_wake, ${cols} FROM ${T} x WHERE x.seq = ANY (v_claimed);
+  END IF;
+  IF v_timed IS NOT NULL THEN
+    RETURN QUERY SELECT 2::smallint, v_wake, ${cols} FROM ${T} x WHERE x.seq = ANY (v_timed);
+  END IF;
+END
+$fn$`;
+}
+
+/** Claim steps 2 and 3 (releases applied, rate-parked lanes due back to ready), shared by v2 and v3. */
+export function releasesAndRate(t: TableNames): string {
+  const { lanes: L, resources: S, releases: R } = t;
+  return `  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none)
+  IF EXISTS (SELECT 1 FROM ${R} WHERE queue = p_queue) THEN
+    WITH d AS (DELETE FROM ${R} WHERE id IN (SELECT id FROM ${R} WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
+    k AS (SELECT x.rkey, count(*) AS n FROM d JOIN ${L} ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
+      CROSS JOIN LATERAL (VALUES
+        (CASE WHEN ln.account_id IS NOT NULL THEN 'a:' || ln.provider_key || chr(31) || ln.account_id END),
+        (CASE WHEN ln.tenant_id IS NOT NULL THEN 't:' || ln.tenant_id END),
+        (CASE WHEN ln.concurrency_key IS NOT NULL THEN 'c:' || ln.concurrency_key END)) x(rkey)
+      WHERE x.rkey IS NOT NULL GROUP BY x.rkey),
+    s AS (UPDATE ${S} r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey)
+    UPDATE ${L} SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
+    WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
+  END IF;
+
+  -- 3. lanes whose rate token is due
+  UPDATE ${L} SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
+  WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;`;
+}
+
+/**
+ * Admission of the lane in `vl` (pause, rate, account, tenant, concurrency key): the first limit
+ * without room parks it (and CONTINUEs the loop); else v_cap = how many tasks it may start now.
+ */
+export function laneAdmission(t: TableNames): string {
+  const { lanes: L, resources: S } = t;
+  return `    -- admission of the lane (pause, rate, account, tenant, concurrency key): the first limit
     -- without room parks it; else v_cap = how many tasks it may start now
     v_cap := p_limit - v_n;
     v_park := NULL;
@@ -280,65 +346,17 @@ BEGIN
       -- every task of a lane shares its admission keys: park the lane, whatever its head
       UPDATE ${L} SET parked_on = v_park, parked_until = v_until, ready = 0 WHERE queue = p_queue AND lane_key = vl.lane_key;
       CONTINUE;
-    END IF;
+    END IF;`;
+}
 
-    -- the lane's tasks that come before the second-best lane's head, locked and claimed at once
-    WITH c AS (
-      SELECT seq FROM ${T} WHERE queue = p_queue AND lane_key = vl.lane_key AND status = 'PENDING_SUBMIT' AND staged = 0
-        AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
-      ORDER BY ${order} LIMIT v_cap FOR UPDATE),
-    u AS (UPDATE ${T} t SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || t.id,
-        lease_until = v_now + p_lease_ms, version = t.version + 1, updated_at = v_now
-      FROM c WHERE t.seq = c.seq RETURNING t.seq)
-    SELECT array_agg(seq) INTO v_got FROM u;
-    v_m := coalesce(cardinality(v_got), 0);
-    IF v_m > 0 THEN
-      v_claimed := v_claimed || v_got;
-      v_n := v_n + v_m;
-      -- one unit of every limit of the lane per task
-      IF v_interval IS NOT NULL THEN
-        v_tat := vp.tat;
-        FOR i IN 1..v_m LOOP v_tat := greatest(v_tat, v_now::double precision) + v_interval; END LOOP;
-        UPDATE ${S} SET tat = v_tat WHERE queue = p_queue AND rkey = vp.rkey;
-      END IF;
-      IF vl.account_id IS NOT NULL OR vl.tenant_id IS NOT NULL OR vl.concurrency_key IS NOT NULL THEN
-        INSERT INTO ${S} AS r (queue, rkey, in_use, tat, configured, limit_value, paused, qps, burst, account_concurrency)
-        SELECT p_queue, k, v_m, 0, 0, NULL, 0, NULL, NULL, NULL FROM unnest(ARRAY[
-          CASE WHEN vl.account_id IS NOT NULL THEN 'a:' || vl.provider_key || chr(31) || vl.account_id END,
-          CASE WHEN vl.tenant_id IS NOT NULL THEN 't:' || vl.tenant_id END,
-          CASE WHEN vl.concurrency_key IS NOT NULL THEN 'c:' || vl.concurrency_key END]::varchar[]) k WHERE k IS NOT NULL
-        ON CONFLICT (queue, rkey) DO UPDATE SET in_use = r.in_use + v_m;
-      END IF;
-    END IF;
-    -- the lane's true next head (its stored head was a lower bound)
-    SELECT k1, k2, run_at, created_at, seq, priority INTO vh FROM ${T}
-      WHERE queue = p_queue AND lane_key = vl.lane_key AND status = 'PENDING_SUBMIT' AND staged = 0 ORDER BY ${order} LIMIT 1;
-    IF FOUND THEN
-      UPDATE ${L} SET h1 = vh.k1, h2 = vh.k2, h_run_at = vh.run_at, h_created_at = vh.created_at, h_seq = vh.seq, h_priority = vh.priority
-      WHERE queue = p_queue AND lane_key = vl.lane_key;
-    ELSE
-      UPDATE ${L} SET h1 = NULL, h2 = NULL, h_run_at = NULL, h_created_at = NULL, h_seq = NULL, h_priority = NULL, ready = 0
-      WHERE queue = p_queue AND lane_key = vl.lane_key;
-    END IF;
-  END LOOP;
-
-  -- 6. next wake-up (batch not full): next delayed task, next rate token of a parked lane
+/** Step 6: the next wake-up when the batch is not full (next delayed task, next rate token). */
+export function nextWake(t: TableNames): string {
+  const { tasks: T, lanes: L } = t;
+  return `  -- 6. next wake-up (batch not full): next delayed task, next rate token of a parked lane
   IF v_n < p_limit THEN
     SELECT LEAST((SELECT min(run_at) FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1),
       (SELECT min(parked_until) FROM ${L} WHERE queue = p_queue AND parked_until IS NOT NULL)) INTO v_wake;
-  END IF;
-
-  o_kind := 0;
-  o_wake := v_wake;
-  RETURN NEXT;
-  IF v_n > 0 THEN
-    RETURN QUERY SELECT 1::smallint, v_wake, ${cols} FROM ${T} x WHERE x.seq = ANY (v_claimed);
-  END IF;
-  IF v_timed IS NOT NULL THEN
-    RETURN QUERY SELECT 2::smallint, v_wake, ${cols} FROM ${T} x WHERE x.seq = ANY (v_timed);
-  END IF;
-END
-$fn$`;
+  END IF;`;
 }
 
 export function pgFunctionsUndo(t: TableNames): string[] {

@@ -10,6 +10,10 @@ import { laneId } from '../rows';
  * clock reading; seq follows input order (rows are produced in ordinality order). The NOTIFY
  * of idle workers rides in the same statement when a task is due now.
  *
+ * Schema v3 (`direct`): a task due now goes straight into its lane (`staged` = 0) and the
+ * statement adds one `<prefix>lane_marks` row per lane of those tasks, from which the next
+ * claim sets the lane heads (schema/pg-claim-v3.ts); a delayed task is staged as before.
+ *
  * Locks: only the new rows. Returns seq per task and the creation time (the store clock).
  */
 export async function insertTasksPg(
@@ -19,6 +23,14 @@ export async function insertTasksPg(
   notify: boolean,
 ): Promise<{ seqs: Map<string, number>; now: number }> {
   const T = c.t.tasks;
+  const direct = c.pgSchema >= 3;
+  const lanes = new Map<string, NewTask>();
+  const laneIds = tasks.map((t) => {
+    const id = laneId(t);
+    if (direct && t.delayMs <= 0 && !lanes.has(id)) lanes.set(id, t);
+    return id;
+  });
+  const marked = [...lanes.values()];
   const text = `WITH n AS (SELECT coalesce($1::bigint, ${c.d.nowMs}) AS now),
     ins AS (
       INSERT INTO ${T} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
@@ -26,13 +38,17 @@ export async function insertTasksPg(
         cancel_requested, updated_at)
       SELECT u.id, $2, NULL, u.type, u.payload, u.priority,
         CASE WHEN $3::bigint > 0 THEN (n.now + u.delay) - u.priority::bigint * $3::bigint ELSE -u.priority::bigint END,
-        -u.priority::bigint, n.now + u.delay, n.now + u.timeout, n.now, 'PENDING_SUBMIT', 1,
+        -u.priority::bigint, n.now + u.delay, n.now + u.timeout, n.now, 'PENDING_SUBMIT',
+        CASE WHEN $19::boolean AND u.delay <= 0 THEN 0 ELSE 1 END,
         u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, n.now
       FROM n, unnest($4::varchar[], $5::varchar[], $6::text[], $7::integer[], $8::bigint[], $9::bigint[], $10::varchar[],
         $11::varchar[], $12::varchar[], $13::varchar[], $14::varchar[], $15::integer[], $16::smallint[])
         WITH ORDINALITY AS u(id, type, payload, priority, delay, timeout, lane, provider, account, tenant, ckey, max_attempts, idempotent, ord)
       ORDER BY u.ord
-      RETURNING id, seq, created_at)
+      RETURNING id, seq, created_at),
+    mk AS (INSERT INTO ${c.t.laneMarks} (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key)
+      SELECT $2, m.lane, m.provider, m.account, m.tenant, m.ckey
+      FROM unnest($20::varchar[], $21::varchar[], $22::varchar[], $23::varchar[], $24::varchar[]) AS m(lane, provider, account, tenant, ckey))
     SELECT id, seq, created_at, (SELECT pg_notify($17, '') WHERE $18::boolean) AS notified FROM ins ORDER BY seq`;
   const rows = await c.pg!.rows(text, [
     c.clock ? c.clock.now() : null,
@@ -44,7 +60,7 @@ export async function insertTasksPg(
     tasks.map((t) => t.priority),
     tasks.map((t) => t.delayMs),
     tasks.map((t) => t.timeoutMs),
-    tasks.map((t) => laneId(t)),
+    laneIds,
     tasks.map((t) => t.providerKey),
     tasks.map((t) => t.accountId),
     tasks.map((t) => t.tenantId),
@@ -53,6 +69,12 @@ export async function insertTasksPg(
     tasks.map((t) => (t.idempotent ? 1 : 0)),
     c.channel,
     notify,
+    direct,
+    [...lanes.keys()],
+    marked.map((t) => t.providerKey),
+    marked.map((t) => t.accountId),
+    marked.map((t) => t.tenantId),
+    marked.map((t) => t.concurrencyKey),
   ]);
   if (rows.length !== tasks.length) throw new Error(`create: ${rows.length} rows inserted for ${tasks.length} tasks`);
   return { seqs: new Map(rows.map((r) => [String(r.id), Number(r.seq)])), now: Number(rows[0].created_at) };
