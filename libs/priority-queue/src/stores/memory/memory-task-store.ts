@@ -37,6 +37,7 @@ import {
   effectiveTenantQuota,
 } from './limits-state';
 import { orderMode, type OrderMode } from './order-mode';
+import { BucketQueue } from './bucket-queue';
 import { IdIndex } from './id-index';
 import { FinishedHeap, SlotHeap } from './record-heaps';
 import { StatusIndex } from './status-index';
@@ -115,7 +116,7 @@ function inFlightCode(sc: number): boolean {
 interface Bucket {
   count: number;
   due: number;
-  readonly heap: SlotHeap;
+  readonly queue: BucketQueue;
 }
 
 /**
@@ -559,7 +560,7 @@ export class MemoryTaskStore implements TaskStore {
     for (const st of ALL_STATUSES) byStatus[st] = this.statusCounts[STATUS_CODE[st]];
     const pending: PendingPriorityStats[] = [];
     for (const [priority, b] of this.buckets) {
-      const oldest = b.due > 0 ? b.heap.top() : undefined;
+      const oldest = b.due > 0 ? b.queue.top() : undefined;
       pending.push({ priority, count: b.count, oldestWaitMs: oldest === undefined ? 0 : now - this.t.num(oldest, RUN_AT) });
     }
     pending.sort((a, b) => b.priority - a.priority);
@@ -855,7 +856,7 @@ export class MemoryTaskStore implements TaskStore {
     const priority = t.int(s, PRIORITY);
     let b = this.buckets.get(priority);
     if (b === undefined) {
-      b = { count: 0, due: 0, heap: new SlotHeap(t, Q_TOK) };
+      b = { count: 0, due: 0, queue: new BucketQueue(t) };
       this.buckets.set(priority, b);
     }
     b.count++;
@@ -882,7 +883,7 @@ export class MemoryTaskStore implements TaskStore {
     const seq = t.seq(s);
     lane.heap.push(s, o.k1(p, runAt), o.k2(p, runAt), tok, o.k3(p, runAt), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
     lane.live++;
-    b.heap.push(s, runAt, seq, tok);
+    b.queue.push(s, runAt, seq, tok);
     b.due++;
     this.putDeadline(s, DEADLINE_DUE);
     this.refreshLane(lane);
@@ -901,7 +902,7 @@ export class MemoryTaskStore implements TaskStore {
       // a claimed task is its lane's head and usually its bucket's oldest: both drop it at once
       lane.heap.removeLive(s, tok);
       lane.live--;
-      b.heap.removeLive(s, tok);
+      b.queue.removeLive(s, tok);
       b.due--;
       this.refreshLane(lane);
     } else if (q === QUEUE_DELAYED) {

@@ -67,6 +67,8 @@ export const F_RANKED = 8;
 export const F_PAYLOAD_JSON = 16;
 /** As F_PAYLOAD_JSON, for the result. */
 export const F_RESULT_JSON = 32;
+/** The task's priority-bucket entry is in the bucket's heap of late entries (bucket-queue.ts), not its ring. */
+export const F_BUCKET_LATE = 64;
 
 // ---- reference fields ----
 export const ID = 0;
