@@ -3,9 +3,10 @@ import { laneKey } from '../../core/admission';
 
 /**
  * Task hash <-> Task. The properties that never change after create are kept together in the
- * field `d`, a JSON array (D_FIELDS order; create.lua appends createdAt, seq and deadlineAt to
- * the head the client sends), so that a claim reads and returns one value instead of a dozen;
- * the scripts read their own copies of the immutable fields they need (providerKey, seq, ...).
+ * field `d`, a JSON array in D_FIELDS order written as the client sends it (the values the
+ * server fixes at create, createdAt, seq and deadlineAt, are fields of their own), so that a claim
+ * reads and returns one value instead of a dozen; the scripts read their own copies of the
+ * immutable fields they need (providerKey, ...).
  * Every other property is one field (numbers as decimal strings, booleans as '1' / '0', result
  * as JSON); a null property is an absent field, and so are attempts / pollErrors /
  * cancelRequested while 0 and updatedAt until the first change. Fields starting with `_` are the
@@ -22,7 +23,7 @@ export function hashToObject(flat: readonly string[]): Record<string, string> {
  * immutable blob `d` plus every field a PENDING_SUBMIT task may have. A pending task never has
  * a lease, result, externalId, nextPollAt, pollErrors, cancelRequested or finishedAt.
  */
-export const CLAIM_FIELDS = ['d', 'priority', 'runAt', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt', 'seq'] as const;
+export const CLAIM_FIELDS = ['d', 'priority', 'runAt', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt', 'seq', 'createdAt'] as const;
 
 /** Values of `fields` (null = absent) to a task hash. */
 export function valuesToHash(fields: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {
@@ -44,16 +45,16 @@ export function decodeTask(flat: readonly string[]): Task {
 /** Immutable Task properties in `d`, in order. */
 export const D_FIELDS = [
   'id', 'type', 'payload', 'idempotencyKey', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'maxAttempts',
-  'idempotent', 'createdAt', 'seq', 'deadlineAt',
+  'idempotent',
 ] as const;
 
-/** The head of `d` the client sends to create.lua (up to idempotent, no closing bracket). */
-export function dHead(t: NewTask, payloadJson: string): string {
+/** `d` of a new task: create.lua stores it as given. */
+export function dJson(t: NewTask, payloadJson: string): string {
   const s = JSON.stringify;
-  return `[${s(t.id)},${s(t.type)},${payloadJson},${s(t.idempotencyKey)},${s(t.providerKey)},${s(t.accountId)},${s(t.tenantId)},${s(t.concurrencyKey)},${t.maxAttempts},${t.idempotent}`;
+  return `[${s(t.id)},${s(t.type)},${payloadJson},${s(t.idempotencyKey)},${s(t.providerKey)},${s(t.accountId)},${s(t.tenantId)},${s(t.concurrencyKey)},${t.maxAttempts},${t.idempotent}]`;
 }
 
-type DTuple = [string, string, unknown, string | null, string, string | null, string | null, string | null, number, boolean, number, number, number | null];
+type DTuple = [string, string, unknown, string | null, string, string | null, string | null, string | null, number, boolean];
 
 /** A task hash (field -> value, as HGETALL gives it) to a fresh Task. */
 export function decodeHash(h: Readonly<Record<string, string>>): Task {
@@ -69,9 +70,9 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     tenantId: d[6],
     concurrencyKey: d[7],
     runAt: Number(h.runAt),
-    deadlineAt: d[12],
-    createdAt: d[10],
-    seq: d[11],
+    deadlineAt: num(h.deadlineAt),
+    createdAt: Number(h.createdAt),
+    seq: Number(h.seq),
     status: h.status as TaskStatus,
     version: Number(h.version),
     attempts: Number(h.attempts ?? 0),
@@ -86,7 +87,7 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     nextPollAt: num(h.nextPollAt),
     pollErrors: Number(h.pollErrors ?? 0),
     cancelRequested: h.cancelRequested === '1',
-    updatedAt: Number(h.updatedAt ?? d[10]),
+    updatedAt: Number(h.updatedAt ?? h.createdAt),
     finishedAt: num(h.finishedAt),
   };
 }
@@ -115,7 +116,7 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
   return [
     t.id,
     optArg(t.idempotencyKey),
-    dHead(t, payloadJson),
+    dJson(t, payloadJson),
     String(t.priority),
     t.providerKey,
     optArg(t.accountId),

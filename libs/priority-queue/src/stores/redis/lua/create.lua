@@ -2,8 +2,8 @@
 -- or earlier in this batch) returns the existing task instead.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark
 -- ARGV[4]  n, the number of tasks
--- ARGV[5 + 13*i ..] per task i: id, idempotencyKey (opt), head of `d` (codec.ts dHead: JSON array
---          text up to `idempotent`, no closing bracket), priority, providerKey, accountId (opt),
+-- ARGV[5 + 13*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
+--          properties as a JSON array, stored as given), priority, providerKey, accountId (opt),
 --          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
 --          idempotent ('1' | '0'), lane id
 -- Returns: { now, first seq, { i, HGETALL }, ... }: the created tasks take the sequence numbers
@@ -85,7 +85,7 @@ for i = 0, n - 1 do
     local timeout = opt(ARGV[a + 9])
     local deadline = timeout and NOW + tonumber(timeout)
     local deadS = deadline and fmt(deadline)
-    local h = { 'd', ARGV[a + 2] .. ',' .. nowS .. ',' .. seqS .. ',' .. (deadS or 'null') .. ']', 'priority', p,
+    local h = { 'd', ARGV[a + 2], 'priority', p,
       'providerKey', ARGV[a + 4], 'runAt', runS, 'createdAt', nowS, 'seq', seqS,
       'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 10], 'idempotent', ARGV[a + 11], '_l', lane }
     -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
