@@ -239,6 +239,28 @@ describe('MemoryTaskStore internals', () => {
     expect(inner.accounts.size + inner.tenants.size + inner.ckeys.size + inner.buckets.size).toBe(0);
     expect(inner.ready.size).toBe(0);
   });
+  it('keeps a private copy of a payload: every read is a fresh copy equal to a JSON round trip', async () => {
+    const { h, store } = open();
+    const tricky = JSON.parse('{"__proto__": {"x": 1}, "z": -0, "list": [1, "a", null, true, {"deep": [2.5]}], "o": {}}') as Record<string, unknown>;
+    const input = { a: { b: [1, 2] }, tricky, when: new Date(T0) };
+    const created = await h.createOne({ payload: input });
+    expect(created.payload).toBe(input); // create hands the caller's own object back
+    (input.a.b as number[]).push(3);
+    tricky.z = 'changed';
+    const x = await store.get(created.id);
+    const y = await store.get(created.id);
+    const expected = JSON.parse(JSON.stringify({ a: { b: [1, 2] }, tricky: JSON.parse('{"__proto__": {"x": 1}, "z": 0, "list": [1, "a", null, true, {"deep": [2.5]}], "o": {}}'), when: new Date(T0) }));
+    expect(x!.payload).toEqual(expected);
+    expect(Object.getPrototypeOf((x!.payload as { tricky: object }).tricky)).toBe(Object.prototype);
+    expect(Object.is((x!.payload as { tricky: { z: number } }).tricky.z, 0)).toBe(true);
+    expect(x!.payload).not.toBe(y!.payload);
+    ((x!.payload as { a: { b: number[] } }).a.b as number[]).push(9);
+    expect((await store.get(created.id))!.payload).toEqual(expected);
+    const plain = await h.createOne({ payload: { n: 1, list: [{ s: 'x' }] } });
+    const [claimed] = (await h.claimRaw(5)).claimed.filter((t) => t.id === plain.id);
+    expect(claimed.payload).toEqual({ n: 1, list: [{ s: 'x' }] });
+  });
+
   it('fences find the task from the slot in the lease id, and never trust a lease id that names another task', async () => {
     const { h, store } = open();
     const [a, b] = await h.create({}, {});

@@ -55,7 +55,6 @@ import {
   F_CANCEL_REQUESTED,
   F_EXPIRED_LEASE,
   F_IDEMPOTENT,
-  F_PAYLOAD_JSON,
   F_RANKED,
   FINISHED_AT,
   FLAGS,
@@ -268,12 +267,12 @@ export class MemoryTaskStore implements TaskStore {
     }
     const s = t.alloc();
     const p = input.payload;
-    const isObject = typeof p === 'object' && p !== null;
+    const stored = TaskTable.storedPayload(p);
     t.setRef(s, ID, input.id);
     t.setRef(s, IDEMPOTENCY_KEY, input.idempotencyKey);
     t.setRef(s, TYPE, input.type);
     t.setRef(s, KEYS, lane.keys);
-    t.setRef(s, PAYLOAD, isObject ? JSON.stringify(p) : p === undefined ? null : p);
+    t.setRef(s, PAYLOAD, stored.value);
     t.setRef(s, LANE, lane);
     // RESULT, ERROR, EXTERNAL_ID, LEASE_OWNER, LEASE_ID: null in a fresh or released slot
     t.setNum(s, RUN_AT, now + input.delayMs);
@@ -298,7 +297,7 @@ export class MemoryTaskStore implements TaskStore {
     t.setByte(s, DEADLINE, DEADLINE_NONE);
     t.setByte(s, LEASE, LEASE_NONE);
     t.setByte(s, POLL, POLL_NONE);
-    t.setByte(s, FLAGS, (input.idempotent ? F_IDEMPOTENT : 0) | (ranked ? F_RANKED : 0) | (isObject ? F_PAYLOAD_JSON : 0));
+    t.setByte(s, FLAGS, (input.idempotent ? F_IDEMPOTENT : 0) | (ranked ? F_RANKED : 0) | stored.flag);
     if (!this.tasks.add(input.id, s)) this.rejectTakenId(s, lane, batch, index);
     lane.refs++;
     if (input.idempotencyKey !== null) this.byIdempotencyKey.set(input.idempotencyKey, s);
