@@ -11,10 +11,11 @@ import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
  * claimSubmissions on PostgreSQL in ONE round trip: the `<prefix>claim` function
  * (schema/pg-functions.ts) runs the whole claim of claim-submissions.ts server-side in the
  * statement's own transaction (advisory queue lock until its COMMIT) and returns the claimed
- * and timed-out rows plus the next wake-up.
+ * and timed-out rows plus the next wake-up. Schema v3: each claimed row comes with its ctid,
+ * kept with the row in the lease cache for the task's complete (pg-lease-cache.ts).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
-  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, ${c.pgSchema >= 3 ? 'tid, ' : ''}${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
   const [a, b] = c.db.lockKeys;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -43,7 +44,10 @@ function fromRows(c: StoreContext, rows: Row[]): SubmissionClaim {
   for (const r of rows) {
     const kind = Number(r.kind);
     if (kind === 0) wake = numOrNull(r.wake);
-    else (kind === 1 ? claimed : timedOut).push(rowToTask(r));
+    else if (kind === 1) {
+      claimed.push(rowToTask(r));
+      if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), r, String(r.tid));
+    } else timedOut.push(rowToTask(r));
   }
   const cmp = (x: Task, y: Task) => compareOrder(x, y, c.aging);
   return { claimed: claimed.sort(cmp), timedOut: timedOut.sort(cmp), nextWakeAt: wake };

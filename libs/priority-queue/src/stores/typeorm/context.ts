@@ -2,6 +2,7 @@ import type { Clock } from '../../core/task-store.port';
 import type { Db, Exec, Row } from './db';
 import type { Dialect } from './dialects/dialect';
 import type { PgDirect } from './pg-direct';
+import { PgLeaseCache } from './pg-lease-cache';
 import type { TableNames } from './names';
 import { Sql } from './sql/sql';
 
@@ -9,6 +10,8 @@ import { Sql } from './sql/sql';
 export class StoreContext {
   /** PostgreSQL: the schema version found by init() (3 and up: tasks created due go straight into their lane). */
   pgSchema = 0;
+  /** PostgreSQL, schema v3: tasks this store claimed, for its completes (pg-lease-cache.ts). */
+  readonly leased = new PgLeaseCache();
 
   constructor(
     readonly db: Db,

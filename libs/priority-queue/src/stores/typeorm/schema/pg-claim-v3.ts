@@ -8,15 +8,21 @@ import { laneAdmission, nextWake, PG_TASK_RESULT, pgClaimFunctionName, releasesA
  *
  * - Lane marks instead of staging for tasks created due: create (sql/insert-tasks.pg.ts) writes
  *   such tasks straight into their lane (`staged` = 0) and, in the same statement, one row per
- *   lane into `<prefix>lane_marks`. The claim turns the marks into lane heads (one index probe
- *   per marked lane), so a task is no longer updated once more just to be merged (v2 rewrote
- *   every new row: one dead tuple and four index entries per task). Delayed, retried and
- *   re-prioritised tasks are still staged and merged as in v2.
+ *   lane into `<prefix>lane_marks` with the key of its best new task. The claim merges the
+ *   marks into the lane heads like staged tasks (a head only gets better), so a task is no
+ *   longer updated once more just to be merged (v2 rewrote every new row: one dead tuple and
+ *   four index entries per task). Delayed, retried and re-prioritised tasks are still staged
+ *   and merged as in v2.
+ * - Invariant the lane read relies on: every task of a lane in the lane index has a key >= the
+ *   lane's stored head, except tasks whose create's mark is not applied yet (committed after
+ *   this claim's step 4a: for this claim they do not exist yet). Heads only go down by
+ *   merges (least), and a claim sets the head to the first task it read and did not claim.
  * - The lane's step reads its first `cap + 1` tasks once (ctid and order key, one index range):
  *   the tasks before the second-best lane's head (at most cap) are claimed by ctid (a TID scan,
  *   no index probe, no separate FOR UPDATE pass), and the next one read is the lane's new head,
  *   so no second probe of the lane index (which would walk the index entries of the rows just
- *   claimed). Claimed rows come back through the UPDATE's RETURNING (no read by seq after).
+ *   claimed). Claimed rows come back through the UPDATE's RETURNING (no read by seq after),
+ *   with their ctid (`o_ctid`, see pg-lease-cache.ts and pg-complete-v3.ts).
  *
  * Locks: the advisory lock (claims of one queue are serialised). Rows are not locked before the
  * UPDATE: only writers outside the queue lock can change a pending row (cancel, changePriority),
@@ -38,7 +44,7 @@ export function claimFunctionV3(t: TableNames): string {
   return `CREATE OR REPLACE FUNCTION ${pgClaimFunctionName(t)}(
   p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar,
   p_lock1 integer, p_lock2 integer)
-RETURNS TABLE (o_kind smallint, o_wake bigint, ${out})
+RETURNS TABLE (o_kind smallint, o_wake bigint, o_ctid tid, ${out})
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_now bigint;
@@ -82,22 +88,22 @@ BEGIN
     WHERE x.seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
       AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
     RETURNING ${cols})
-  SELECT 2::smallint, NULL::bigint, u.* FROM u;
+  SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
 
 ${releasesAndRate(t)}
-  -- 4a. lanes marked by creates: the head is the lane's first task (one probe of the lane index)
+  -- 4a. lanes marked by creates: a lane's head becomes the best marked key when that is better
   IF EXISTS (SELECT 1 FROM ${M} WHERE queue = p_queue) THEN
-    WITH d AS (DELETE FROM ${M} WHERE queue = p_queue RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key),
-    l AS (SELECT DISTINCT ON (lane_key) * FROM d ORDER BY lane_key),
-    h AS (SELECT l.*, f.* FROM l CROSS JOIN LATERAL (SELECT k1, k2, run_at, created_at, seq, priority FROM ${T}
-      WHERE ${pending} AND lane_key = l.lane_key ORDER BY ${order} LIMIT 1) f)
+    WITH d AS (DELETE FROM ${M} WHERE queue = p_queue
+      RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
+    mb AS (SELECT DISTINCT ON (lane_key) * FROM d ORDER BY lane_key, ${order})
     INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
       h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
-    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL
-    FROM h ORDER BY lane_key
+    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
     ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
       h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
-      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END;
+      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
+    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
+      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
   END IF;
 
   -- 4b. merge due staged tasks: a lane's head changes only when the best merged task is better
@@ -131,8 +137,10 @@ ${releasesAndRate(t)}
       ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;
 
 ${laneAdmission(t)}
-    -- the lane's first cap + 1 tasks, in order: those before the bound (at most cap) are claimed,
-    -- the first one not claimed is the lane's next head. The re-check of status and staged is
+    -- the lane's first cap + 1 tasks, in order, from its head on (an index condition: the scan
+    -- starts at the head instead of walking the index entries of tasks claimed before, dead
+    -- until vacuumed): those before the bound (at most cap) are claimed, the first one not
+    -- claimed is the lane's next head. The re-check of status and staged is
     -- written so that it cannot match the lane index's predicate: the only plan is the TID scan
     -- (a table without statistics otherwise gets a full scan of the lane index)
     SELECT array_agg(r.ctid), array_agg(r.k1), array_agg(r.k2), array_agg(r.run_at), array_agg(r.created_at), array_agg(r.seq),
@@ -140,14 +148,16 @@ ${laneAdmission(t)}
         count(*) FILTER (WHERE (r.k1, r.k2, r.run_at, r.created_at, r.seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5]))
       INTO v_tids, v_k1, v_k2, v_run, v_created, v_seq, v_prio, v_read, v_below
       FROM (SELECT ctid, k1, k2, run_at, created_at, seq, priority FROM ${T}
-        WHERE ${pending} AND lane_key = vl.lane_key ORDER BY ${order} LIMIT v_cap + 1) r;
+        WHERE ${pending} AND lane_key = vl.lane_key
+          AND (k1, k2, run_at, created_at, seq) >= (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
+        ORDER BY ${order} LIMIT v_cap + 1) r;
     v_take := least(v_below, v_cap);
     v_m := 0;
     IF v_take > 0 THEN
       RETURN QUERY WITH u AS (UPDATE ${T} x SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || x.id,
           lease_until = v_now + p_lease_ms, version = x.version + 1, updated_at = v_now
         WHERE x.ctid = ANY (v_tids[1:v_take]) AND x.status || '' = 'PENDING_SUBMIT' AND x.staged + 0 = 0
-        RETURNING ${cols})
+        RETURNING x.ctid, ${cols})
       SELECT 1::smallint, NULL::bigint, u.* FROM u;
       GET DIAGNOSTICS v_m = ROW_COUNT;
     END IF;
@@ -183,6 +193,7 @@ ${laneAdmission(t)}
 ${nextWake(t)}
   o_kind := 0;
   o_wake := v_wake;
+  o_ctid := NULL;
   RETURN NEXT;
 END
 $fn$`;

@@ -43,7 +43,15 @@ export function pgClaimPollsFunctionName(t: TableNames): string {
 }
 
 export function pgFunctionsV2(t: TableNames): string[] {
-  return [...statusIndex(t), claimFunction(t), completeFunction(t), claimPollsFunction(t)];
+  // the DROP: a later version's claim (another result type) left behind by dropped tables
+  // would make CREATE OR REPLACE fail
+  return [
+    ...statusIndex(t),
+    `DROP FUNCTION IF EXISTS ${pgClaimFunctionName(t)}(varchar, bigint, integer, bigint, varchar, varchar, integer, integer)`,
+    claimFunction(t),
+    completeFunction(t),
+    claimPollsFunction(t),
+  ];
 }
 
 /**

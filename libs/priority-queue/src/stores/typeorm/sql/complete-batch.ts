@@ -4,7 +4,9 @@ import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
 import type { Row } from '../db';
 import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
-import { pgCompleteFunctionName } from '../schema/pg-functions';
+import { PG_TASK_RESULT, pgCompleteFunctionName } from '../schema/pg-functions';
+import { pgCompleteLeasedFunctionName } from '../schema/pg-complete-v3';
+import type { LeasedRow } from '../pg-lease-cache';
 import { whyRejected } from './fenced-write';
 import { join, list, raw, sql } from './sql';
 
@@ -17,6 +19,10 @@ interface Pending {
 }
 
 const MAX_BATCH = 500;
+
+function resultJson(o: CompletionOutcome): string | null {
+  return o.result === undefined ? null : JSON.stringify(o.result);
+}
 const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
 
 /**
@@ -150,22 +156,83 @@ export class CompleteBatcher {
 
   private async sendPg(items: Pending[]): Promise<Row[]> {
     const c = this.c;
+    if (c.pgSchema >= 3) return this.sendPgLeased(items);
     const text = `SELECT * FROM ${pgCompleteFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8)`;
-    const values = [
+    return this.pgCall(text, [
       c.queue,
       items.map((p) => p.now),
       items.map((p) => p.fence.id),
       items.map((p) => p.fence.leaseId),
       items.map((p) => p.fence.version),
       items.map((p) => p.outcome.status),
-      items.map((p) => (p.outcome.result === undefined ? null : JSON.stringify(p.outcome.result))),
+      items.map((p) => resultJson(p.outcome)),
       items.map((p) => p.outcome.error ?? null),
-    ];
+    ]);
+  }
+
+  /**
+   * Schema v3: `<prefix>complete_leased`. A call whose task this store claimed (lease cache,
+   * same fence) sends the row's ctid and gets back only (id, finished_at): its row is the
+   * cached one plus this write. A cached call that matched nothing (its row moved) is sent
+   * again without the ctid; the rows returned to run() are whole either way.
+   */
+  private async sendPgLeased(items: Pending[]): Promise<Row[]> {
+    const c = this.c;
+    const text = `SELECT * FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+    const send = (batch: Pending[], cached: Array<LeasedRow | undefined>) =>
+      this.pgCall(text, [
+        c.queue,
+        batch.map((p) => p.now),
+        batch.map((p) => p.fence.id),
+        cached.map((k) => k?.ctid ?? null),
+        batch.map((p) => p.fence.leaseId),
+        batch.map((p) => p.fence.version),
+        batch.map((p) => p.outcome.status),
+        batch.map((p) => resultJson(p.outcome)),
+        batch.map((p) => p.outcome.error ?? null),
+      ]);
+    const cached = items.map((p) => c.leased.match(p.fence.id, p.fence.leaseId, p.fence.version));
+    const got = await send(items, cached);
+    const out: Row[] = [];
+    const byId = new Map<string, Row>();
+    for (const r of got) byId.set(String(r.id), r);
+    const again: Pending[] = [];
+    items.forEach((p, i) => {
+      const k = cached[i];
+      if (k) c.leased.delete(p.fence.id);
+      const r = byId.get(p.fence.id);
+      if (!r) {
+        if (k) again.push(p);
+        return;
+      }
+      if (Number(r.o_kind) === 2) {
+        out.push(r);
+        return;
+      }
+      const at = r.finished_at;
+      out.push({
+        ...k!.row,
+        status: p.outcome.status,
+        result: resultJson(p.outcome),
+        error: p.outcome.error ?? null,
+        finished_at: at,
+        updated_at: at,
+        lease_owner: null,
+        lease_id: null,
+        lease_until: null,
+        version: p.fence.version + 1,
+      });
+    });
+    if (again.length > 0) out.push(...(await send(again, again.map(() => undefined))));
+    return out;
+  }
+
+  private async pgCall(text: string, values: unknown[]): Promise<Row[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await c.pg!.rows(text, values);
+        return await this.c.pg!.rows(text, values);
       } catch (e) {
-        if (attempt >= 5 || !c.d.isRetryable(e)) throw e;
+        if (attempt >= 5 || !this.c.d.isRetryable(e)) throw e;
         await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
       }
     }
