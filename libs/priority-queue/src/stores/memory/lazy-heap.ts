@@ -69,6 +69,10 @@ export abstract class LazyHeap<T> {
     return this.keys[3];
   }
 
+  topToken(): number {
+    return this.keys[4];
+  }
+
   /** Removes the top entry; call after top() returned an item (it is then live). */
   pop(): void {
     this.removeTop();

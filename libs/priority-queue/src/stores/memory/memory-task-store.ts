@@ -328,8 +328,9 @@ export class MemoryTaskStore implements TaskStore {
     const now = this.clock.now();
     this.promote(now);
     const timedOut = this.timeOutDue(now);
-    const claimed: Task[] = [];
-    while (claimed.length < request.limit) {
+    const slots: number[] = [];
+    const tokens: number[] = [];
+    while (slots.length < request.limit) {
       const lane = this.ready.peek();
       if (lane === undefined) break;
       const p = lane.provider;
@@ -354,12 +355,26 @@ export class MemoryTaskStore implements TaskStore {
         continue;
       }
       if (p.qps !== null) p.tat = tat;
-      const s = lane.head;
-      this.leavePending(s);
-      this.setStatus(s, SC_SUBMITTING, now);
+      // the head leaves its lane now (the next head may be claimed next); the rest of its
+      // pending state (bucket, token, deadline) below, without reading the task here
+      slots.push(lane.head);
+      tokens.push(lane.heap.topToken());
+      lane.heap.pop();
+      lane.live--;
+      this.refreshLane(lane);
       this.takeSlots(lane);
+    }
+    // the rest of each claim only writes the task and copies it out: read the fields of all of
+    // them first in one tight loop, so that their cache misses overlap instead of stalling one
+    // task after the other (with a million tasks, each one's fields are far from the last's)
+    this.t.prefetch(slots);
+    const claimed = new Array<Task>(slots.length);
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i];
+      this.leaveBucket(s, tokens[i]);
+      this.setStatus(s, SC_SUBMITTING, now);
       this.setLease(s, request.owner, request.leaseMs, now, LEASE_SUBMIT);
-      claimed.push(this.t.toTask(s));
+      claimed[i] = this.t.toTask(s);
     }
     return { claimed, timedOut, nextWakeAt: this.nextWakeAt() };
   }
@@ -908,6 +923,19 @@ export class MemoryTaskStore implements TaskStore {
       t.setNum(s, Q_TOK, 0);
       this.delayed.noteRemoved();
     }
+    t.setByte(s, QUEUE, QUEUE_NONE);
+    if (--b.count === 0) this.buckets.delete(priority);
+    this.putDeadline(s, DEADLINE_NONE);
+  }
+
+  /** leavePending of a claimed head once it left its lane (claimSubmissions): bucket, token, deadline. */
+  private leaveBucket(s: number, tok: number): void {
+    const t = this.t;
+    const priority = t.int(s, PRIORITY);
+    const b = this.buckets.get(priority)!;
+    t.setNum(s, Q_TOK, 0);
+    b.queue.removeLive(s, tok);
+    b.due--;
     t.setByte(s, QUEUE, QUEUE_NONE);
     if (--b.count === 0) this.buckets.delete(priority);
     this.putDeadline(s, DEADLINE_NONE);

@@ -227,6 +227,30 @@ export class TaskTable {
     return { priority: this.int(s, PRIORITY), runAt: this.num(s, RUN_AT), createdAt: this.num(s, CREATED_AT), seq: this.seq(s) };
   }
 
+  /**
+   * Reads a little of every listed slot (both halves of its numbers, its references, its payload
+   * object) and nothing else: the loads of different slots do not depend on each other, so the
+   * CPU overlaps their cache misses; the work on each slot that follows then finds it in cache.
+   */
+  prefetch(slots: readonly number[]): void {
+    let sink = 0;
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i];
+      const page = s >> PAGE_SHIFT;
+      const f = this.f64[page];
+      const fo = (s & MASK) * ND;
+      sink += f[fo] + f[fo + ND - 1];
+      const r = this.refs[page];
+      const ro = (s & MASK) * NR;
+      const p = r[ro + PAYLOAD];
+      if (r[ro] === null || r[ro + NR - 1] === null || (typeof p === 'object' && p !== null && (p as object).constructor === undefined)) sink++;
+    }
+    this.sink = sink;
+  }
+
+  /** Where prefetch() leaves what it read (so that no load is optimised away). */
+  sink = 0;
+
   /** Sets the result: objects are kept serialised, like payloads. */
   setResult(s: number, result: unknown): void {
     const isObject = typeof result === 'object' && result !== null;
