@@ -4,7 +4,7 @@ import type { Task } from '../../core/task';
 import type { ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
 import type { Row } from './db';
-import { numOrNull, rowToTask } from './rows';
+import { num, numOrNull, rowToTask } from './rows';
 import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
 
 /**
@@ -19,17 +19,18 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
   const [a, b] = c.db.lockKeys;
   for (let attempt = 1; ; attempt++) {
     try {
+      const batch = randomUUID();
       const rows = await c.pg!.rows(text, [
         c.queue,
         c.clock ? c.clock.now() : null,
         Math.max(0, Math.floor(req.limit)),
         req.leaseMs,
         req.owner,
-        randomUUID(),
+        batch,
         a,
         b,
       ]);
-      return fromRows(c, rows);
+      return fromRows(c, rows, req, batch);
     } catch (e) {
       if (attempt >= 5 || !c.d.isRetryable(e)) throw e;
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
@@ -37,7 +38,7 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
   }
 }
 
-function fromRows(c: StoreContext, rows: Row[]): SubmissionClaim {
+function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string): SubmissionClaim {
   const claimed: Task[] = [];
   const timedOut: Task[] = [];
   let wake: number | null = null;
@@ -45,6 +46,15 @@ function fromRows(c: StoreContext, rows: Row[]): SubmissionClaim {
     const kind = Number(r.kind);
     if (kind === 0) wake = numOrNull(r.wake);
     else if (kind === 1) {
+      if (c.pgSchema >= 3) {
+        // schema v3 leaves out what the call itself says (pg-claim-v3.ts CALLER_KNOWS); wake = the claim's now
+        const now = num(r.wake);
+        r.status = 'SUBMITTING';
+        r.lease_owner = req.owner;
+        r.lease_id = `${batch}:${String(r.id)}`;
+        r.lease_until = now + req.leaseMs;
+        r.updated_at = now;
+      }
       claimed.push(rowToTask(r));
       if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), r, String(r.tid));
     } else timedOut.push(rowToTask(r));
