@@ -41,30 +41,87 @@ export interface LuaScript {
 
 const LUA_DIR = join(__dirname, 'lua');
 
+const str = (s: string) => JSON.stringify(s);
+
+/** Definitions generated from keys.ts / codec.ts that every script runs. */
 function prelude(): string {
-  const str = (s: string) => JSON.stringify(s);
   const dyn = Object.entries(DYNAMIC_KEYS)
     .map(([k, v]) => `${k} = ${str(v)}`)
     .join(', ');
+  return ['-- generated from keys.ts', `local DYN = { ${dyn} }`, `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`, ''].join('\n');
+}
+
+/** Generated definitions that only the scripts using them get (like lib.lua's helpers). */
+function generatedHelpers(): LibBlock[] {
   return [
-    '-- generated from keys.ts',
-    `local FIXED = { ${FIXED_KEYS.map((k) => `[${str(k)}] = true`).join(', ')} }`,
-    `local DYN = { ${dyn} }`,
-    `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`,
-    `local CLAIM_FIELDS = { ${CLAIM_FIELDS.map(str).join(', ')} }`,
-    `local CF = { ${CLAIM_FIELDS.map((f, i) => `${f} = ${i + 1}`).join(', ')} }`,
-    '',
-  ].join('\n');
+    { names: ['CLAIM_FIELDS'], text: `local CLAIM_FIELDS = { ${CLAIM_FIELDS.map(str).join(', ')} }\n` },
+    { names: ['CF'], text: `local CF = { ${CLAIM_FIELDS.map((f, i) => `${f} = ${i + 1}`).join(', ')} }\n` },
+  ];
+}
+
+/** Every K.<name> a script uses must be a fixed key of keys.ts (checked here, not per call). */
+function checkFixedKeys(name: string, source: string): void {
+  const fixed = new Set<string>(FIXED_KEYS);
+  for (const m of source.matchAll(/\bK\.([A-Za-z_]\w*)/g)) {
+    if (!fixed.has(m[1])) throw new Error(`${name}.lua: unknown key K.${m[1]} (not in keys.ts FIXED_KEYS)`);
+  }
+  if (/\bK\s*\[/.test(source)) throw new Error(`${name}.lua: K[...] cannot be checked; use K.<name>`);
+}
+
+/** One top-level definition of lib.lua's helpers part: the names it defines and its text. */
+interface LibBlock {
+  names: string[];
+  text: string;
+}
+
+const HELPERS_MARK = /^-- helpers:/m;
+
+/**
+ * lib.lua as the part every script runs (up to the `-- helpers:` comment) and its helper
+ * definitions, one block per column-0 `local` statement (with the lines up to the next one).
+ */
+export function splitLib(src: string): { head: string; blocks: LibBlock[] } {
+  const at = src.search(HELPERS_MARK);
+  if (at < 0) throw new Error('lib.lua: no line starting with "-- helpers:"');
+  const blocks: LibBlock[] = [];
+  for (const line of src.slice(at).split('\n')) {
+    const def = /^local\s+(?:function\s+([A-Za-z_]\w*)|([A-Za-z_][\w\s,]*?)\s*=)/.exec(line);
+    if (def) blocks.push({ names: def[1] ? [def[1]] : def[2].split(',').map((n) => n.trim()), text: '' });
+    else if (/^local\b/.test(line)) throw new Error(`lib.lua: cannot read the definition "${line}"`);
+    if (blocks.length) blocks[blocks.length - 1].text += line + '\n';
+  }
+  return { head: src.slice(0, at), blocks };
+}
+
+const identifiers = (text: string): Set<string> => new Set(text.match(/[A-Za-z_]\w*/g) ?? []);
+
+/** The helper blocks `body` uses, directly or through other helpers, in lib.lua order. */
+export function helpersFor(body: string, blocks: readonly LibBlock[]): string {
+  const used = identifiers(body);
+  const taken = new Set<LibBlock>();
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const b of blocks) {
+      if (taken.has(b) || !b.names.some((n) => used.has(n))) continue;
+      taken.add(b);
+      for (const id of identifiers(b.text)) used.add(id);
+      grew = true;
+    }
+  }
+  return blocks.filter((b) => taken.has(b)).map((b) => b.text).join('');
 }
 
 let cache: Record<ScriptName, LuaScript> | null = null;
 
 export function luaScripts(): Record<ScriptName, LuaScript> {
   if (cache) return cache;
-  const head = prelude() + readFileSync(join(LUA_DIR, 'lib.lua'), 'utf8');
+  const lib = splitLib(readFileSync(join(LUA_DIR, 'lib.lua'), 'utf8'));
+  const blocks = [...generatedHelpers(), ...lib.blocks];
   const out = {} as Record<ScriptName, LuaScript>;
   for (const name of SCRIPT_NAMES) {
-    const source = `${head}\n-- ${name}.lua\n${readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8')}`;
+    const body = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    const source = `${prelude()}${lib.head}${helpersFor(body, blocks)}\n-- ${name}.lua\n${body}`;
+    checkFixedKeys(name, source);
     out[name] = { name, source, sha: createHash('sha1').update(source).digest('hex') };
   }
   cache = out;

@@ -1,5 +1,6 @@
 -- lib.lua: helpers shared by every operation script. Never run alone: scripts.ts builds each
--- script as  <prelude generated from keys.ts> .. lib.lua .. <operation>.lua
+-- script as  <prelude generated from keys.ts> .. lib.lua (the part up to `-- helpers:`, then the
+-- helpers the operation uses) .. <operation>.lua
 --
 -- Calling convention of every operation script:
 --   KEYS[1]  `{prefix:queue}:seq`: routes the call to the queue's slot in a Redis Cluster. Every
@@ -13,9 +14,9 @@
 -- where a header says so). Errors are replies 'PQ_STALE', 'PQ_NOTFOUND', 'PQ_STATE <status>'.
 
 local BASE = ARGV[1]
--- K.<name> = BASE .. name for the fixed keys of keys.ts (built on first use, then cached)
+-- K.<name> = BASE .. name for the fixed keys of keys.ts (built on first use, then cached;
+-- scripts.ts checks when it loads the scripts that every K.<name> is a key of keys.ts)
 local K = setmetatable({}, { __index = function(t, name)
-  if not FIXED[name] then error('unknown key ' .. tostring(name)) end
   local v = BASE .. name
   rawset(t, name, v)
   return v
@@ -35,10 +36,13 @@ if AGING > 0 then KEYW = 66 end
 
 local SEP = '\031'
 local PENDING, SUBMITTING, SUBMITTED, RUNNING = 'PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING'
-local INFLIGHT = { SUBMITTING = true, SUBMITTED = true, RUNNING = true }
-local TERMINAL = { SUCCEEDED = true, FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_UNKNOWN = true }
 local WOKE = false -- set when work may have become claimable: the script publishes at its end
 
+-- helpers: scripts.ts gives each operation only the definitions below that it uses (directly or
+-- through another one), so a call does not pay for building the others; every top-level
+-- definition starts at column 0 with `local`
+local INFLIGHT = { SUBMITTING = true, SUBMITTED = true, RUNNING = true }
+local TERMINAL = { SUCCEEDED = true, FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_UNKNOWN = true }
 local function fmt(n) return string.format('%d', n) end
 local function fail(code) error({ err = code }) end
 local function opt(s)
