@@ -368,6 +368,9 @@ export class MemoryTaskStore implements TaskStore {
     // them first in one tight loop, so that their cache misses overlap instead of stalling one
     // task after the other (with a million tasks, each one's fields are far from the last's)
     this.t.prefetch(slots);
+    let sink = 0;
+    for (let i = 0; i < slots.length; i++) sink += this.statusIndex.peek(this.t.seq(slots[i]), SC_PENDING); // likewise
+    this.t.sink += sink;
     const claimed = new Array<Task>(slots.length);
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i];

@@ -3,14 +3,18 @@ import { STATUS_COUNT } from './task-table';
 const CHUNK_SHIFT = 12;
 const CHUNK_SIZE = 1 << CHUNK_SHIFT; // seqs per chunk
 const WORDS = CHUNK_SIZE >>> 5; // 32-bit words per status bitmap
+/** Index of the first status count in Chunk.bits. */
+const COUNTS = STATUS_COUNT * WORDS;
 
 class Chunk {
   /** Slot of each seq of the chunk (-1 = none). */
   readonly slots = new Int32Array(CHUNK_SIZE).fill(-1);
   live = 0;
-  /** One bitmap of WORDS words per status: bit set = the task of that seq has that status. */
-  readonly bits = new Uint32Array(STATUS_COUNT * WORDS);
-  readonly counts = new Int32Array(STATUS_COUNT);
+  /**
+   * One bitmap of WORDS words per status (bit set = the task of that seq has that status), then
+   * the count of each status: one array, so a status change reads one object and one block.
+   */
+  readonly bits = new Uint32Array(STATUS_COUNT * WORDS + STATUS_COUNT);
 }
 
 /**
@@ -33,6 +37,12 @@ export class StatusIndex {
     c.slots[off] = slot;
     c.live++;
     this.set(c, sc, off);
+  }
+
+  /** Reads the word of `seq` in the bitmap of status `sc` (prefetch: see TaskTable.prefetch); returns it. */
+  peek(seq: number, sc: number): number {
+    const c = this.chunks[Math.floor(seq / CHUNK_SIZE)];
+    return c === undefined ? 0 : c.bits[sc * WORDS + ((seq & (CHUNK_SIZE - 1)) >>> 5)];
   }
 
   /** The status of the task of `seq` changes from code `from` to `to`. */
@@ -69,7 +79,7 @@ export class StatusIndex {
     const base = sc * WORDS;
     for (let ci = Math.floor(seq / CHUNK_SIZE); ci < this.chunks.length; ci++, seq = ci * CHUNK_SIZE) {
       const c = this.chunks[ci];
-      if (c === undefined || c.counts[sc] === 0) continue;
+      if (c === undefined || c.bits[COUNTS + sc] === 0) continue;
       const off = seq & (CHUNK_SIZE - 1);
       for (let w = off >>> 5; w < WORDS; w++) {
         let word = c.bits[base + w];
@@ -88,11 +98,11 @@ export class StatusIndex {
 
   private set(c: Chunk, sc: number, off: number): void {
     c.bits[sc * WORDS + (off >>> 5)] |= 1 << (off & 31);
-    c.counts[sc]++;
+    c.bits[COUNTS + sc]++;
   }
 
   private clear(c: Chunk, sc: number, off: number): void {
     c.bits[sc * WORDS + (off >>> 5)] &= ~(1 << (off & 31));
-    c.counts[sc]--;
+    c.bits[COUNTS + sc]--;
   }
 }
