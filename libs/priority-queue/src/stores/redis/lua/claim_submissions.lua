@@ -15,19 +15,32 @@
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local MAX_PROMOTE, MAX_TIMEOUTS = 5000, 1000
 
+-- The first delayed task and the first rate wake-up, read once: when neither is due and this
+-- call adds no rate wake-up, they are also the nextWakeAt of the reply (no second read).
+local firstDelayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
+local firstRate = redis.call('ZRANGE', K.ratewake, 0, 0, 'WITHSCORES')[2]
+local delayedMoved, rateMoved = false, false
+
 -- due delayed tasks join their lanes
-local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', 0, MAX_PROMOTE)
-for _, id in ipairs(due) do
-  redis.call('ZREM', K.delayed, id)
-  enqueueStored(id)
+local due = {}
+if firstDelayed and tonumber(firstDelayed) <= NOW then
+  delayedMoved = true
+  due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', 0, MAX_PROMOTE)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', K.delayed, id)
+    enqueueStored(id)
+  end
 end
 -- more due tasks than one call moves: claim nothing yet (order must stay exact), call again now
 local backlog = #due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0
 
 -- providers whose next rate token is due release their parked lanes
-for _, p in ipairs(redis.call('ZRANGEBYSCORE', K.ratewake, '-inf', fmt(NOW))) do
-  redis.call('ZREM', K.ratewake, p)
-  unpark('r' .. SEP .. p)
+if firstRate and tonumber(firstRate) <= NOW then
+  rateMoved = true
+  for _, p in ipairs(redis.call('ZRANGEBYSCORE', K.ratewake, '-inf', fmt(NOW))) do
+    redis.call('ZREM', K.ratewake, p)
+    unpark('r' .. SEP .. p)
+  end
 end
 
 -- Limits and counters read once per call and kept up to date here (this script is the only
@@ -159,7 +172,10 @@ while not stop and not backlog and #claimed < limit do
       expired[1] = id
     else
       park(lane, res)
-      if retryAt then redis.call('ZADD', K.ratewake, fmt(math.ceil(retryAt)), prov) end
+      if retryAt then
+        redis.call('ZADD', K.ratewake, fmt(math.ceil(retryAt)), prov)
+        rateMoved = true
+      end
     end
   else
     local pl = providerLimits(prov)
@@ -256,8 +272,9 @@ local nextWake
 if backlog then
   nextWake = NOW
 else
-  local d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
-  local r = redis.call('ZRANGE', K.ratewake, 0, 0, 'WITHSCORES')[2]
+  local d, r = firstDelayed, firstRate
+  if delayedMoved then d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2] end
+  if rateMoved then r = redis.call('ZRANGE', K.ratewake, 0, 0, 'WITHSCORES')[2] end
   if d then nextWake = tonumber(d) end
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end
