@@ -1,7 +1,8 @@
 /**
  * Redis time per store operation: creates a backlog, then claims all of it in batches of 16
  * (no completions), then completes every task; prints Redis' busy time per phase from
- * INFO commandstats. `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
+ * INFO commandstats (a script's time includes the commands it calls), then the fixed cost of one
+ * script call (claims on the empty queue, renewals of one lease). `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
  */
 import IORedis from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
@@ -65,6 +66,17 @@ async function main(): Promise<void> {
     }
     s = await busy(admin);
     console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task; ${s.detail}`);
+    // the fixed cost of one script call: claims on the now empty queue, renewals of one lease
+    const calls = 2000;
+    for (let i = 0; i < calls; i++) await store.claimSubmissions({ owner: 'prof', limit: batch, leaseMs: 30_000 });
+    s = await busy(admin);
+    console.log(`claim on an empty queue: ${(s.usec / s.calls).toFixed(1)} µs/script call`);
+    await store.create([{ ...news[0], id: 'renewed' }]);
+    let held = (await store.claimSubmissions({ owner: 'prof', limit: 1, leaseMs: 30_000 })).claimed[0];
+    await busy(admin);
+    for (let i = 0; i < calls; i++) held = await store.renewLease(fenceOf(held), 30_000);
+    s = await busy(admin);
+    console.log(`renewLease: ${(s.usec / s.calls).toFixed(1)} µs/script call`);
   } finally {
     await store.close();
     connection.disconnect();
