@@ -271,11 +271,12 @@ export class Worker {
     try {
       do {
         this.roundAgain = false;
-        const force = this.hardWake;
+        let force = this.hardWake;
         this.hardWake = false;
         let n: number;
         do {
           n = await this.tick(force);
+          force = false; // a hard wake forces one tick (polls included), the rest claim as soft wakes
         } while (n > 0 && this.freeSlots() > 0 && !this.stopping);
       } while (this.roundAgain && !this.stopping);
     } catch (e) {
@@ -327,12 +328,14 @@ export class Worker {
 
   /**
    * Slots for a claim: handler slots plus the prefetch buffer, minus what runs or waits; none
-   * while `concurrency` outcome writes are still in flight (back-pressure on a slow store).
+   * while 2 x (concurrency + prefetch) outcome writes are still in flight (back-pressure on a
+   * slow store; below that, the next claim overlaps the writes).
    */
   private freeSlots(): number {
+    const capacity = this.concurrency + this.prefetch;
     const waiting = this.busy.size + this.queued.length;
-    if (this.active.size - waiting >= this.concurrency) return 0;
-    return this.concurrency + this.prefetch - waiting;
+    if (this.active.size - waiting >= 2 * capacity) return 0;
+    return capacity - waiting;
   }
 
   private release(run: TaskRun): void {
