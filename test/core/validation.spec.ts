@@ -8,6 +8,7 @@ import {
   type SubmitInput,
   type TaskStore,
 } from 'nestjs-priority-queue/core';
+import { MemoryTaskStore, PriorityQueue } from 'nestjs-priority-queue';
 
 const ok: SubmitInput = { type: 't', payload: { a: [1, 'x', null, true, { b: 2.5 }] } };
 
@@ -105,6 +106,41 @@ describe('submit validation', () => {
   it('a shared sub-object is not a cycle', () => {
     const shared = { x: 1 };
     expect(() => validatePayload({ a: shared, b: shared }, 1e6)).not.toThrow();
+  });
+});
+
+describe('submitMany validation', () => {
+  const queueOf = () => {
+    const registry = new TaskTypeRegistry();
+    registry.register('t', {});
+    const store = new MemoryTaskStore();
+    return { store, queue: new PriorityQueue({ store, registry, maxPayloadBytes: 100 }) };
+  };
+
+  it.each([
+    [[{ type: 't' }, { type: 't', priority: 0.5 }, { type: 't', delayMs: -1 }], /Task #1 of submitMany: .*priority/],
+    [[{ type: 't' }, { type: 't' }, { type: 't', colour: 1 }], /Task #2 of submitMany: .*colour/],
+    [[{ type: 't', payload: { big: 'x'.repeat(200) } }, { type: 't' }], /Task #0 of submitMany: .*bytes/],
+    [[{ type: 't' }, { type: 'nope' }], /Task #1 of submitMany: .*Unknown task type "nope"/],
+    [[{ type: 't' }, null], /Task #1 of submitMany: .*object/],
+  ])('names the first bad task and what is wrong, writes nothing (%j)', async (inputs, pattern) => {
+    const { store, queue } = queueOf();
+    const err = await queue.submitMany(inputs as SubmitInput[]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toMatch(pattern);
+    expect((await store.stats()).byStatus.PENDING_SUBMIT).toBe(0);
+  });
+
+  it('accepts a valid batch', async () => {
+    const { queue } = queueOf();
+    const tasks = await queue.submitMany([{ type: 't', priority: 2, payload: { a: 1 } }, { type: 't', accountId: 'x' }]);
+    expect(tasks.map((t) => [t.priority, t.payload, t.accountId])).toEqual([
+      [2, { a: 1 }, null],
+      [0, null, 'x'],
+    ]);
   });
 });
 
