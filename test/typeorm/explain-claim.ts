@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     const costBig = await claimCost(big, 50);
     console.log(`per-claim cost (16 per claim, 50 claims): 1,000 pending: ${costSmall.toFixed(2)} ms; 100,000 pending + 1,000,000 terminal: ${costBig.toFixed(2)} ms`);
 
-    // The claim is ONE call of the plpgsql function pq_claim (schema v2): auto_explain prints
+    // The claim is ONE call of the plpgsql function pq_claim (schema v3): auto_explain prints
     // the plan of every statement it runs, sent to this connection as LOG notices.
     const qr = ds.createQueryRunner();
     const client = (await qr.connect()) as { on(e: 'notice', f: (m: { message?: string }) => void): void };

@@ -16,13 +16,14 @@ import { laneAdmission, nextWake, PG_TASK_RESULT, pgClaimFunctionName, releasesA
  * - Invariant the lane read relies on: every task of a lane in the lane index has a key >= the
  *   lane's stored head, except tasks whose create's mark is not applied yet (committed after
  *   this claim's step 4a: for this claim they do not exist yet). Heads only go down by
- *   merges (least), and a claim sets the head to the first task it read and did not claim.
- * - The lane's step reads its first `cap + 1` tasks once (ctid and order key, one index range):
- *   the tasks before the second-best lane's head (at most cap) are claimed by ctid (a TID scan,
- *   no index probe, no separate FOR UPDATE pass), and the next one read is the lane's new head,
- *   so no second probe of the lane index (which would walk the index entries of the rows just
- *   claimed). Claimed rows come back through the UPDATE's RETURNING (no read by seq after),
- *   with their ctid (`o_ctid`, see pg-lease-cache.ts and pg-complete-v3.ts).
+ *   merges (least), and a claim sets the head to the lane's first task after the ones it claimed.
+ * - The lane's step reads its tasks from the lane's head up to the second-best lane's head (at
+ *   most cap; both ends index conditions), claims them by ctid (a TID scan, no index probe, no
+ *   separate FOR UPDATE pass), then finds the next head with one probe that starts after the
+ *   last task read. v2 started both reads at the lane's first index entry, so they walked the
+ *   entries of every task claimed since the last vacuum (dead, and the ones this claim just
+ *   updated not even known dead yet). Claimed rows come back through the UPDATE's RETURNING (no
+ *   read by seq after), with their ctid (`o_ctid`, see pg-lease-cache.ts and pg-complete-v3.ts).
  *
  * Locks: the advisory lock (claims of one queue are serialised). Rows are not locked before the
  * UPDATE: only writers outside the queue lock can change a pending row (cancel, changePriority),
@@ -80,13 +81,13 @@ DECLARE
   v_run bigint[];
   v_created bigint[];
   v_seq bigint[];
-  v_prio integer[];
-  v_read integer;
-  v_below integer;
   vl record;
   vb record;
   vp record;
   va record;
+  v_s bigint[];
+  v_got tid[];
+  v_claimed tid[] := '{}';
 BEGIN
   PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
   v_now := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
@@ -147,29 +148,27 @@ ${releasesAndRate(t)}
       ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;
 
 ${laneAdmission(t)}
-    -- the lane's first cap + 1 tasks, in order, from its head on (an index condition: the scan
-    -- starts at the head instead of walking the index entries of tasks claimed before, dead
-    -- until vacuumed): those before the bound (at most cap) are claimed, the first one not
-    -- claimed is the lane's next head. The re-check of status and staged is
-    -- written so that it cannot match the lane index's predicate: the only plan is the TID scan
-    -- (a table without statistics otherwise gets a full scan of the lane index)
+    -- the lane's tasks from its head on (an index condition: the scan starts at the head instead
+    -- of walking the index entries of tasks claimed before, dead until vacuumed) and before the
+    -- bound, at most cap, in order. The re-check of status and staged in the UPDATE is written
+    -- so that it cannot match the lane index's predicate: the only plan is the TID scan (a table
+    -- without statistics otherwise gets a full scan of the lane index)
     SELECT array_agg(r.ctid), array_agg(r.k1), array_agg(r.k2), array_agg(r.run_at), array_agg(r.created_at), array_agg(r.seq),
-        array_agg(r.priority), count(*),
-        count(*) FILTER (WHERE (r.k1, r.k2, r.run_at, r.created_at, r.seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5]))
-      INTO v_tids, v_k1, v_k2, v_run, v_created, v_seq, v_prio, v_read, v_below
-      FROM (SELECT ctid, k1, k2, run_at, created_at, seq, priority FROM ${T}
+        count(*)
+      INTO v_tids, v_k1, v_k2, v_run, v_created, v_seq, v_take
+      FROM (SELECT ctid, k1, k2, run_at, created_at, seq FROM ${T}
         WHERE ${pending} AND lane_key = vl.lane_key
           AND (k1, k2, run_at, created_at, seq) >= (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
-        ORDER BY ${order} LIMIT v_cap + 1) r;
-    v_take := least(v_below, v_cap);
+          AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
+        ORDER BY ${order} LIMIT v_cap) r;
     v_m := 0;
     IF v_take > 0 THEN
-      RETURN QUERY WITH u AS (UPDATE ${T} x SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || x.id,
+      WITH u AS (UPDATE ${T} x SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || x.id,
           lease_until = v_now + p_lease_ms, version = x.version + 1, updated_at = v_now
         WHERE x.ctid = ANY (v_tids[1:v_take]) AND x.status || '' = 'PENDING_SUBMIT' AND x.staged + 0 = 0
-        RETURNING x.ctid, ${claimedCols})
-      SELECT 1::smallint, v_now, u.* FROM u;
-      GET DIAGNOSTICS v_m = ROW_COUNT;
+        RETURNING x.ctid)
+      SELECT array_agg(u.ctid), count(*) INTO v_got, v_m FROM u;
+      IF v_m > 0 THEN v_claimed := v_claimed || v_got; END IF;
     END IF;
     IF v_m > 0 THEN
       v_n := v_n + v_m;
@@ -188,19 +187,29 @@ ${laneAdmission(t)}
         ON CONFLICT (queue, rkey) DO UPDATE SET in_use = r.in_use + v_m;
       END IF;
     END IF;
-    -- the lane's next head: the first task read and not claimed (a row skipped by the re-check
-    -- left the lane); none when every task read was claimed and the lane had no more
-    IF v_read > v_take THEN
-      UPDATE ${L} SET h1 = v_k1[v_take + 1], h2 = v_k2[v_take + 1], h_run_at = v_run[v_take + 1], h_created_at = v_created[v_take + 1],
-        h_seq = v_seq[v_take + 1], h_priority = v_prio[v_take + 1]
-      WHERE queue = p_queue AND lane_key = vl.lane_key;
+    -- the lane's next head: its first task after the last one read (or from its head on when
+    -- none was read: its stored head was below its first task), one probe that starts there;
+    -- a row skipped by the re-check left the lane
+    -- (one statement: the probe feeds the lane's UPDATE; no task found = no head, not ready)
+    IF v_take > 0 THEN
+      v_s := ARRAY[v_k1[v_take], v_k2[v_take], v_run[v_take], v_created[v_take], v_seq[v_take]];
     ELSE
-      UPDATE ${L} SET h1 = NULL, h2 = NULL, h_run_at = NULL, h_created_at = NULL, h_seq = NULL, h_priority = NULL, ready = 0
-      WHERE queue = p_queue AND lane_key = vl.lane_key;
+      v_s := ARRAY[vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq - 1];
     END IF;
+    WITH h AS (SELECT k1, k2, run_at, created_at, seq, priority FROM ${T}
+        WHERE ${pending} AND lane_key = vl.lane_key AND (k1, k2, run_at, created_at, seq) > (v_s[1], v_s[2], v_s[3], v_s[4], v_s[5])
+        ORDER BY ${order} LIMIT 1)
+    UPDATE ${L} ln SET h1 = h.k1, h2 = h.k2, h_run_at = h.run_at, h_created_at = h.created_at, h_seq = h.seq, h_priority = h.priority,
+      ready = CASE WHEN h.seq IS NULL THEN 0 ELSE ln.ready END
+    FROM (SELECT 1) one LEFT JOIN h ON true
+    WHERE ln.queue = p_queue AND ln.lane_key = vl.lane_key;
   END LOOP;
 
 ${nextWake(t)}
+  -- the claimed rows, by the ctids their UPDATEs wrote (our own new row versions)
+  IF v_n > 0 THEN
+    RETURN QUERY SELECT 1::smallint, v_now, x.ctid, ${claimedCols} FROM ${T} x WHERE x.ctid = ANY (v_claimed);
+  END IF;
   o_kind := 0;
   o_wake := v_wake;
   o_ctid := NULL;
