@@ -45,7 +45,7 @@ BEGIN
       AS i(id, tid, lease_id, version, status, result, error, now)),
   u1 AS (UPDATE ${T} x SET ${set}
     FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND ${fence}
-    RETURNING x.*),
+    RETURNING x.id, x.finished_at, x.lane_key, x.account_id, x.tenant_id, x.concurrency_key),
   u2 AS (UPDATE ${T} x SET ${set}
     FROM i WHERE i.tid IS NULL AND x.id = i.id AND x.queue || '' = p_queue AND ${fence}
     RETURNING x.*),
