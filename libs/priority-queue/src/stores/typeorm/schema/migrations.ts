@@ -6,6 +6,7 @@ import { Messages } from '../../../core/messages';
 import { ddlV1 } from './ddl-v1';
 import { ddlV2, undoV2 } from './ddl-v2';
 import { ddlV3, undoV3 } from './ddl-v3';
+import { ddlV4, undoV4 } from './ddl-v4';
 
 /**
  * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
@@ -34,9 +35,10 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
   },
   { version: 2, name: 'PriorityQueueSchemaV2', statements: ddlV2, undo: undoV2 },
   { version: 3, name: 'PriorityQueueSchemaV3', statements: ddlV3, undo: undoV3 },
+  { version: 4, name: 'PriorityQueueSchemaV4', statements: ddlV4, undo: undoV4 },
 ];
 
-const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000' };
+const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000', 4: '1733184000000' };
 
 export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
   const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';

@@ -3,8 +3,8 @@ import type { ListQuery } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
 import { rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
-import { byStatus } from './by-status';
-import { raw, sql } from './sql';
+import { statusSources } from './by-status';
+import { join, raw, sql } from './sql';
 
 /** get: by the unique index on id. */
 export async function getTask(c: StoreContext, id: string): Promise<Task | null> {
@@ -13,12 +13,17 @@ export async function getTask(c: StoreContext, id: string): Promise<Task | null>
   return r ? rowToTask(r) : null;
 }
 
-/** list: one status, by seq, keyset paging on the index (queue, status, seq). */
+/**
+ * list: one status, by seq, keyset paging. Each source of statusSources (by-status.ts) gives
+ * its first `limit` rows after `afterSeq`; with several sources (PostgreSQL schema v4:
+ * PENDING_SUBMIT, SUBMITTING) those are merged and cut again.
+ */
 export async function listTasks(c: StoreContext, query: ListQuery): Promise<Task[]> {
   const limit = Math.max(0, Math.floor(query.limit));
   if (limit === 0) return [];
-  const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)}
-    WHERE ${byStatus(c, [query.status])} AND seq > ${query.afterSeq ?? -1}
-    ORDER BY seq LIMIT ${raw(String(limit))}`;
+  const T = raw(c.t.tasks);
+  const tail = sql`AND seq > ${query.afterSeq ?? -1} ORDER BY seq LIMIT ${raw(String(limit))}`;
+  const parts = statusSources(c, [query.status]).map((w) => sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${w} ${tail}`);
+  const s = parts.length === 1 ? parts[0] : sql`SELECT * FROM (${join(parts.map((p) => sql`(${p})`), ' UNION ALL ')}) s ORDER BY seq LIMIT ${raw(String(limit))}`;
   return (await c.db.rows(s.text, s.params)).map(rowToTask);
 }

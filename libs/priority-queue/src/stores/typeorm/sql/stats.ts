@@ -2,23 +2,22 @@ import { ALL_STATUSES, TaskStatus } from '../../../core/task';
 import type { QueueStats } from '../../../core/task-store.port';
 import { q, type StoreContext } from '../context';
 import { num } from '../rows';
-import { byStatus } from './by-status';
-import { raw, sql } from './sql';
+import { tasksInStatuses } from './by-status';
+import { sql } from './sql';
 
 /** stats: three aggregate reads in one snapshot-free transaction (not a hot path). */
 export async function stats(c: StoreContext): Promise<QueueStats> {
   return c.db.tx(async (x) => {
     const now = await c.now(x);
-    const T = raw(c.t.tasks);
     const counts = Object.fromEntries(ALL_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const r of await q(x, sql`SELECT status, COUNT(*) AS n FROM ${T} WHERE ${byStatus(c, ALL_STATUSES)} GROUP BY status`)) {
+    for (const r of await q(x, sql`SELECT status, COUNT(*) AS n FROM ${tasksInStatuses(c, ALL_STATUSES, 'status')} GROUP BY status`)) {
       counts[String(r.status) as TaskStatus] = num(r.n);
     }
     const pending = (
       await q(
         x,
         sql`SELECT priority, COUNT(*) AS n, MIN(CASE WHEN run_at <= ${now} THEN run_at END) AS m
-          FROM ${T} WHERE ${byStatus(c, [TaskStatus.PENDING_SUBMIT])} GROUP BY priority`,
+          FROM ${tasksInStatuses(c, [TaskStatus.PENDING_SUBMIT], 'priority, run_at')} GROUP BY priority`,
       )
     )
       .map((r) => ({ priority: num(r.priority), count: num(r.n), oldestWaitMs: r.m === null || r.m === undefined ? 0 : now - num(r.m) }))
@@ -34,8 +33,8 @@ export async function stats(c: StoreContext): Promise<QueueStats> {
     };
     const live = await q(
       x,
-      sql`SELECT provider_key, account_id, tenant_id, concurrency_key, COUNT(*) AS n FROM ${T}
-        WHERE ${byStatus(c, [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING])}
+      sql`SELECT provider_key, account_id, tenant_id, concurrency_key, COUNT(*) AS n
+        FROM ${tasksInStatuses(c, [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING], 'provider_key, account_id, tenant_id, concurrency_key')}
         GROUP BY provider_key, account_id, tenant_id, concurrency_key`,
     );
     const accounts = new Map<string, { providerKey: string; accountId: string; count: number }>();

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { MigrationInterface } from 'typeorm';
+import { ALL_STATUSES, fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core/task';
+import { priorityQueueMigrations, TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
+import { openDatabase, type OpenDatabase } from './typeorm-dialects';
+
+// A real PostgreSQL 15 server; never skipped.
+jest.setTimeout(120_000);
+
+/**
+ * Schema v4 (PostgreSQL): the status index leaves PENDING_SUBMIT and SUBMITTING out; list() and
+ * stats() read those through the lane / staged / lease indexes. A queue filled under v3 must
+ * list and count exactly the same after the v4 step, and after its `down`.
+ */
+describe('TypeORM store on PostgreSQL: schema v4 (status index without the pending and claimed rows)', () => {
+  let db: OpenDatabase;
+  const prefix = 'mig4_';
+  const migrations = priorityQueueMigrations({ tablePrefix: prefix });
+
+  beforeAll(async () => {
+    db = await openDatabase('postgres');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  async function run(classes: Array<new () => MigrationInterface>, direction: 'up' | 'down'): Promise<void> {
+    for (const M of classes) {
+      const qr = db.dataSource.createQueryRunner();
+      try {
+        await new M()[direction](qr);
+      } finally {
+        await qr.release();
+      }
+    }
+  }
+
+  async function openStore(): Promise<TypeOrmTaskStore> {
+    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: prefix, queue: 'q', migrate: false });
+    await store.init();
+    return store;
+  }
+
+  function newTask(priority: number, delayMs = 0): NewTask {
+    return {
+      id: randomUUID(),
+      idempotencyKey: null,
+      type: 't',
+      payload: { priority },
+      priority,
+      providerKey: 'p',
+      accountId: priority % 2 === 0 ? 'acc' : null,
+      tenantId: null,
+      concurrencyKey: null,
+      delayMs,
+      timeoutMs: null,
+      maxAttempts: 3,
+      idempotent: true,
+    };
+  }
+
+  /** Every status: all ids through list() (small pages), plus stats(). */
+  async function snapshot(store: TypeOrmTaskStore) {
+    const lists: Record<string, string[]> = {};
+    for (const status of ALL_STATUSES) {
+      const ids: string[] = [];
+      let after: number | undefined;
+      for (;;) {
+        const page: Task[] = await store.list({ status, limit: 3, afterSeq: after });
+        for (const t of page) expect(t.status).toBe(status);
+        ids.push(...page.map((t) => t.id));
+        if (page.length < 3) break;
+        after = page[page.length - 1].seq;
+      }
+      lists[status] = ids;
+    }
+    const s = await store.stats();
+    return { lists, byStatus: s.byStatus, pending: s.pending.map((p) => [p.priority, p.count]), inFlight: s.inFlightByProvider, accounts: s.inFlightByAccount };
+  }
+
+  async function indexes(): Promise<string[]> {
+    const rows: Array<{ indexname: string }> = await db.dataSource.query(`SELECT indexname FROM pg_indexes WHERE tablename = '${prefix}tasks'`);
+    return rows.map((r) => r.indexname).sort();
+  }
+
+  it('lists and counts a queue filled under v3 the same after v4 and after its down', async () => {
+    await run(migrations.slice(0, 3), 'up');
+    const v3 = await openStore();
+    await v3.create([...Array.from({ length: 14 }, (_, i) => newTask(i % 4)), ...Array.from({ length: 4 }, (_, i) => newTask(i, 3_600_000))]);
+    const { claimed } = await v3.claimSubmissions({ owner: 'w', limit: 9, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(9);
+    await v3.complete(fenceOf(claimed[0]), { status: TaskStatus.SUCCEEDED, result: { ok: 1 } });
+    await v3.complete(fenceOf(claimed[1]), { status: TaskStatus.FAILED, error: 'no' });
+    await v3.markSubmitted(fenceOf(claimed[2]), { externalId: 'x', status: TaskStatus.SUBMITTED, pollDelayMs: 60_000 });
+    await v3.markSubmitted(fenceOf(claimed[3]), { externalId: 'y', status: TaskStatus.RUNNING, pollDelayMs: 60_000 });
+    const before = await snapshot(v3);
+    expect(before.byStatus).toMatchObject({ PENDING_SUBMIT: 9, SUBMITTING: 5, SUBMITTED: 1, RUNNING: 1, SUCCEEDED: 1, FAILED: 1 });
+    expect(before.lists.PENDING_SUBMIT).toHaveLength(9);
+    await v3.close();
+
+    await run(migrations.slice(3, 4), 'up');
+    expect(await indexes()).toEqual(expect.arrayContaining([`${prefix}tasks_status_rest`, `${prefix}tasks_submitting_nolease`]));
+    expect(await indexes()).not.toContain(`${prefix}tasks_status`);
+    const v4 = await openStore();
+    expect(await snapshot(v4)).toEqual(before);
+
+    // work under v4: a claim and a complete, then the same answers after going back to v3
+    const more = await v4.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 60_000 });
+    expect(more.claimed).toHaveLength(2);
+    await v4.complete(fenceOf(more.claimed[0]), { status: TaskStatus.CANCELED });
+    const after = await snapshot(v4);
+    expect(after.byStatus).toMatchObject({ PENDING_SUBMIT: 7, SUBMITTING: 6, CANCELED: 1 });
+    await v4.close();
+
+    await run(migrations.slice(3, 4), 'down');
+    expect(await indexes()).toContain(`${prefix}tasks_status`);
+    expect(await indexes()).not.toContain(`${prefix}tasks_status_rest`);
+    const back = await openStore();
+    expect(await snapshot(back)).toEqual(after);
+    await back.close();
+  });
+});
