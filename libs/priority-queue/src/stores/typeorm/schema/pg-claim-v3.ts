@@ -46,7 +46,11 @@ import { laneAdmission, nextWake, PG_TASK_RESULT, pgClaimFunctionName, releasesA
  */
 export const CALLER_KNOWS = new Set(['status', 'staged', 'lane_key', 'lease_owner', 'lease_id', 'lease_until', 'updated_at']);
 
-export function claimFunctionV3(t: TableNames): string {
+/**
+ * `key`: the column the timeout and staged-merge UPDATEs find their rows by (a unique indexed
+ * column): `seq` up to schema v4, `id` from v5 on (seq has no index then, see schema/ddl-v5.ts).
+ */
+export function claimFunctionV3(t: TableNames, key: 'seq' | 'id' = 'seq'): string {
   const { tasks: T, lanes: L, laneMarks: M } = t;
   const out = PG_TASK_RESULT.map(([c, ty]) => `o_${c} ${ty}`).join(', ');
   const cols = PG_TASK_RESULT.map(([c]) => `x.${c}`).join(', ');
@@ -98,7 +102,7 @@ BEGIN
   RETURN QUERY WITH u AS (
     UPDATE ${T} x SET status = 'TIMED_OUT', staged = 0, version = x.version + 1, updated_at = v_now, finished_at = v_now,
       error = 'deadline passed before submit'
-    WHERE x.seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+    WHERE x.${key} IN (SELECT ${key} FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
       AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
     RETURNING ${cols})
   SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
@@ -122,7 +126,7 @@ ${releasesAndRate(t)}
   -- 4b. merge due staged tasks: a lane's head changes only when the best merged task is better
   IF EXISTS (SELECT 1 FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
     WITH m AS (UPDATE ${T} SET staged = 0
-      WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
+      WHERE ${key} IN (SELECT ${key} FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
     mb AS (SELECT DISTINCT ON (lane_key) * FROM m ORDER BY lane_key, ${order})
     INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,

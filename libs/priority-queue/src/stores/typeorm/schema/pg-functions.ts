@@ -110,7 +110,7 @@ $fn$`;
  * `<prefix>claim_polls(...)`: claimPolls in one round trip (cancel requests first, then due
  * polls, `FOR UPDATE SKIP LOCKED`, no queue lock), see sql/claim-polls.ts.
  */
-function claimPollsFunction(t: TableNames): string {
+export function claimPollsFunction(t: TableNames, key: 'seq' | 'id' = 'seq'): string {
   const { tasks: T } = t;
   const set = `lease_owner = p_owner, lease_id = p_batch || ':' || id, lease_until = v_now + p_lease_ms, version = version + 1, updated_at = v_now`;
   const free = '(lease_until IS NULL OR lease_until <= v_now)';
@@ -123,13 +123,13 @@ DECLARE
   v_n integer;
 BEGIN
   RETURN QUERY WITH u AS (UPDATE ${T} SET ${set}
-    WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING') AND ${free}
+    WHERE ${key} IN (SELECT ${key} FROM ${T} WHERE queue = p_queue AND cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING') AND ${free}
       ORDER BY next_poll_at LIMIT p_limit FOR UPDATE SKIP LOCKED)
     RETURNING *) SELECT * FROM u;
   GET DIAGNOSTICS v_n = ROW_COUNT;
   IF v_n < p_limit THEN
     RETURN QUERY WITH u AS (UPDATE ${T} SET ${set}
-      WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status IN ('SUBMITTED', 'RUNNING') AND next_poll_at <= v_now
+      WHERE ${key} IN (SELECT ${key} FROM ${T} WHERE queue = p_queue AND status IN ('SUBMITTED', 'RUNNING') AND next_poll_at <= v_now
         AND ${free} AND cancel_requested = 0 ORDER BY next_poll_at LIMIT p_limit - v_n FOR UPDATE SKIP LOCKED)
       RETURNING *) SELECT * FROM u;
   END IF;

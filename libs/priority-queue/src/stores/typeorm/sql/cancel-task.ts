@@ -2,6 +2,7 @@ import { TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
+import { keyColumn, keyOf } from './row-key';
 import { raw, sql } from './sql';
 
 /**
@@ -22,14 +23,14 @@ export async function cancelTask(c: StoreContext, id: string): Promise<Task | nu
       await run(
         x,
         sql`UPDATE ${T} SET status = 'CANCELED', version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'canceled'
-          WHERE seq = ${r.seq}`,
+          WHERE ${keyColumn(c)} = ${keyOf(c, r)}`,
       );
     } else if ([TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING].includes(status) && num(r.cancel_requested) !== 1) {
-      await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE seq = ${r.seq}`);
+      await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
     } else {
       return rowToTask(r);
     }
-    const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE seq = ${r.seq}`);
+    const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
     return rowToTask(after);
   });
 }

@@ -4,6 +4,7 @@ import { TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
+import { keyColumn, keyOf } from './row-key';
 import { raw, sql } from './sql';
 import { markStaged } from './stage-marks';
 
@@ -25,10 +26,10 @@ export async function changePriority(c: StoreContext, id: string, priority: numb
     await run(
       x,
       sql`UPDATE ${T} SET priority = ${priority}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)}, staged = 1, version = version + 1, updated_at = ${now}
-        WHERE seq = ${r.seq}`,
+        WHERE ${keyColumn(c)} = ${keyOf(c, r)}`,
     );
     await markStaged(x, c, num(r.run_at));
-    const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE seq = ${r.seq}`);
+    const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
     return rowToTask(after);
   });
 }

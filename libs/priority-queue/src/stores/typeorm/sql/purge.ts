@@ -1,4 +1,5 @@
 import type { StoreContext } from '../context';
+import { keyColumn } from './row-key';
 import { list, raw, sql } from './sql';
 
 /**
@@ -11,10 +12,11 @@ export async function purge(c: StoreContext, olderThan: number, limit: number): 
   const n = Math.max(0, Math.floor(limit));
   if (n === 0) return 0;
   const T = raw(c.t.tasks);
-  const pick = sql`SELECT seq FROM ${T} WHERE queue = ${c.queue} AND finished_at IS NOT NULL AND finished_at <= ${olderThan}
+  const key = keyColumn(c);
+  const pick = sql`SELECT ${key} FROM ${T} WHERE queue = ${c.queue} AND finished_at IS NOT NULL AND finished_at <= ${olderThan}
     AND status IN ('SUCCEEDED', 'FAILED', 'CANCELED', 'TIMED_OUT', 'SUBMIT_UNKNOWN') ORDER BY finished_at LIMIT ${raw(String(n))}`;
   if (c.d.kind !== 'mysql') {
-    const s = sql`DELETE FROM ${T} WHERE seq IN (${pick})`;
+    const s = sql`DELETE FROM ${T} WHERE ${key} IN (${pick})`;
     return c.db.run(s.text, s.params);
   }
   // MySQL refuses LIMIT in an IN subquery of the same table.

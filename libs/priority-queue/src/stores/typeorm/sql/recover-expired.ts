@@ -2,6 +2,7 @@ import { TaskStatus, type Task, type Transition } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import { chunks, num, rowToTask, TASK_COLUMNS } from '../rows';
+import { keyColumn, keyOf } from './row-key';
 import { list, raw, sql } from './sql';
 import { markStaged } from './stage-marks';
 
@@ -33,7 +34,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
         groups.set(to, [...(groups.get(to) ?? []), r]);
       }
       for (const [to, rows] of groups) {
-        const seqs = rows.map((r) => r.seq);
+        const keys = rows.map((r) => keyOf(c, r));
         const terminal = to !== TaskStatus.PENDING_SUBMIT;
         const attempts = to === TaskStatus.PENDING_SUBMIT || to === TaskStatus.FAILED ? 'attempts + 1' : 'attempts';
         await run(
@@ -41,7 +42,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
           sql`UPDATE ${T} SET status = ${to}, attempts = ${raw(attempts)}, staged = 1, lease_owner = NULL, lease_id = NULL,
               lease_until = NULL, version = version + 1, updated_at = ${now}, finished_at = ${terminal ? now : null},
               error = ${to === TaskStatus.CANCELED ? 'canceled' : 'submit lease expired'}
-            WHERE seq IN (${list(seqs)})`,
+            WHERE ${keyColumn(c)} IN (${list(keys)})`,
         );
         await release(x, c, rows);
         if (to === TaskStatus.PENDING_SUBMIT) await markStaged(x, c, Math.min(...rows.map((r) => num(r.run_at))));
@@ -52,11 +53,11 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
       const left = limit - out.length;
       if (left > 0) {
         const polls = await select(sql`status IN ('SUBMITTED', 'RUNNING') AND lease_until IS NOT NULL AND lease_until <= ${now}`, left);
-        for (const part of chunks(polls.map((r) => r.seq), 500)) {
+        for (const part of chunks(polls.map((r) => keyOf(c, r)), 500)) {
           await run(
             x,
             sql`UPDATE ${T} SET lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = version + 1, updated_at = ${now}
-              WHERE seq IN (${list(part)})`,
+              WHERE ${keyColumn(c)} IN (${list(part)})`,
           );
         }
       }
@@ -70,12 +71,12 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
           left3,
         );
         if (late.length > 0) {
-          for (const part of chunks(late.map((r) => r.seq), 500)) {
+          for (const part of chunks(late.map((r) => keyOf(c, r)), 500)) {
             await run(
               x,
               sql`UPDATE ${T} SET status = 'TIMED_OUT', lease_owner = NULL, lease_id = NULL, lease_until = NULL,
                   version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'deadline passed'
-                WHERE seq IN (${list(part)})`,
+                WHERE ${keyColumn(c)} IN (${list(part)})`,
             );
           }
           await release(x, c, late.filter((r) => String(r.status) !== TaskStatus.PENDING_SUBMIT));
@@ -108,6 +109,6 @@ function joinSql(parts: ReturnType<typeof sql>[]) {
 }
 
 async function reread(x: Exec, c: StoreContext, r: Row): Promise<Task> {
-  const [row] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE seq = ${r.seq}`);
+  const [row] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
   return rowToTask(row);
 }

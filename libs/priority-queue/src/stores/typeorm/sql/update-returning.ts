@@ -2,6 +2,7 @@ import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import { TASK_COLUMNS } from '../rows';
 import { list, raw, sql, type Sql } from './sql';
+import { keyColumn } from './row-key';
 
 export interface UpdateReturning {
   /** Which task rows (without the queue filter, added here). */
@@ -17,7 +18,7 @@ export interface UpdateReturning {
  * UPDATE of the task rows matching `where`, returning them as written. The selected rows are
  * row-locked first (`FOR UPDATE [SKIP LOCKED]`) on PostgreSQL and MySQL; SQLite runs inside
  * `BEGIN IMMEDIATE`, so nobody else writes meanwhile.
- * PostgreSQL / SQLite: one statement (`UPDATE ... WHERE seq IN (SELECT ... FOR UPDATE) RETURNING`);
+ * PostgreSQL / SQLite: one statement (`UPDATE ... WHERE key IN (SELECT ... FOR UPDATE) RETURNING`, key: sql/row-key.ts);
  * MySQL: locking SELECT, UPDATE by primary key, SELECT of the result.
  */
 export async function updateReturning(x: Exec, c: StoreContext, u: UpdateReturning): Promise<Row[]> {
@@ -27,8 +28,9 @@ export async function updateReturning(x: Exec, c: StoreContext, u: UpdateReturni
   const lock = c.d.rowLocks ? raw(u.skipLocked ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE') : raw('');
   const T = raw(c.t.tasks);
   if (c.d.returning) {
-    const pick = sql`SELECT seq FROM ${T} WHERE ${where}${order}${limit}${lock}`;
-    return q(x, sql`UPDATE ${T} SET ${u.set} WHERE seq IN (${pick}) RETURNING ${raw(TASK_COLUMNS)}`);
+    const key = keyColumn(c);
+    const pick = sql`SELECT ${key} FROM ${T} WHERE ${where}${order}${limit}${lock}`;
+    return q(x, sql`UPDATE ${T} SET ${u.set} WHERE ${key} IN (${pick}) RETURNING ${raw(TASK_COLUMNS)}`);
   }
   const seqs = (await q<{ seq: unknown }>(x, sql`SELECT seq FROM ${T} WHERE ${where}${order}${limit}${lock}`)).map((r) => r.seq);
   if (seqs.length === 0) return [];

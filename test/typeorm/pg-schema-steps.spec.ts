@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
  * stats() read those through the lane / staged / lease indexes. A queue filled under v3 must
  * list and count exactly the same after the v4 step, and after its `down`.
  */
-describe('TypeORM store on PostgreSQL: schema v4 (status index without the pending and claimed rows)', () => {
+describe('TypeORM store on PostgreSQL: schema steps v4 (status index without the pending and claimed rows) and v5 (primary key on id)', () => {
   let db: OpenDatabase;
   const prefix = 'mig4_';
   const migrations = priorityQueueMigrations({ tablePrefix: prefix });
@@ -115,6 +115,44 @@ describe('TypeORM store on PostgreSQL: schema v4 (status index without the pendi
     await run(migrations.slice(3, 4), 'down');
     expect(await indexes()).toContain(`${prefix}tasks_status`);
     expect(await indexes()).not.toContain(`${prefix}tasks_status_rest`);
+    const back = await openStore();
+    expect(await snapshot(back)).toEqual(after);
+    await back.close();
+  });
+
+  it('v5 moves the primary key to id; cancel, changePriority, recovery and purge find their rows; down restores it', async () => {
+    await run(migrations.slice(3, 5), 'up');
+    const pkey = async () =>
+      (
+        (await db.dataSource.query(
+          `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+            WHERE i.indrelid = '${prefix}tasks'::regclass AND i.indisprimary`,
+        )) as Array<{ attname: string }>
+      ).map((r) => r.attname);
+    expect(await pkey()).toEqual(['id']);
+    expect(await indexes()).not.toContain(`${prefix}tasks_id`);
+    const v5 = await openStore();
+    const before = await snapshot(v5);
+    expect(before.byStatus.PENDING_SUBMIT).toBe(7);
+
+    const [pending1, pending2] = await v5.list({ status: TaskStatus.PENDING_SUBMIT, limit: 2 });
+    expect((await v5.cancel(pending1.id))!.status).toBe(TaskStatus.CANCELED);
+    expect((await v5.changePriority(pending2.id, 99)).priority).toBe(99);
+    const lost = await v5.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 1 });
+    expect(lost.claimed.map((t) => t.id)).toEqual([pending2.id]);
+    await new Promise((r) => setTimeout(r, 20));
+    const recovered = await v5.recoverExpired(10);
+    expect(recovered.map((x) => [x.task.id, x.to])).toEqual([[pending2.id, TaskStatus.PENDING_SUBMIT]]);
+    expect((await v5.get(pending2.id))!.attempts).toBe(1);
+    const purged = await v5.purge((await v5.now()) + 60_000, 100);
+    expect(purged).toBe(before.byStatus.SUCCEEDED + before.byStatus.FAILED + before.byStatus.CANCELED + 1);
+    expect(await v5.get(pending1.id)).toBeNull();
+    const after = await snapshot(v5);
+    await v5.close();
+
+    await run(migrations.slice(4, 5), 'down');
+    expect(await pkey()).toEqual(['seq']);
+    expect(await indexes()).toContain(`${prefix}tasks_id`);
     const back = await openStore();
     expect(await snapshot(back)).toEqual(after);
     await back.close();
