@@ -95,6 +95,9 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const t of targets.values()) await t.close().catch((e) => log(`${t.id}: close failed (${firstLine(e)})`));
+    // A peer's pool may still hold an idle connection that the server's shutdown terminates; its
+    // 'error' event must not crash the run after every figure was taken.
+    process.on('uncaughtException', (e) => log(`after the run: ${firstLine(e)}`));
     await servers.stop();
   }
 

@@ -275,9 +275,35 @@ describe('Worker with prefetch', () => {
     for (const t of [b, c]) expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, leaseOwner: null });
   });
 
+  it('with claimsInFlight 2, sends a second claim for the slots the first did not ask for, never more in all', async () => {
+    const { queue, worker, store } = setup({ run: () => new Promise<void>(() => undefined) }, {}, { concurrency: 2, prefetch: 4, batchSize: 4, claimsInFlight: 2, shutdownGraceMs: 1 });
+    await queue.submitMany(Array.from({ length: 10 }, (_, i) => ({ type: 'job', priority: i })));
+    const asked: number[] = [];
+    const gates: Array<() => void> = [];
+    const claim = store.claimSubmissions.bind(store);
+    store.claimSubmissions = async (req) => {
+      asked.push(req.limit);
+      await new Promise<void>((r) => gates.push(r));
+      return claim(req);
+    };
+    const ticks = [worker.tick(), worker.tick(), worker.tick()]; // each asks only for slots no other claim asked for
+    await new Promise((r) => setImmediate(r));
+    expect(asked.length).toBeGreaterThan(1); // several claims in flight at once
+    expect(asked.reduce((x, y) => x + y, 0)).toBe(6); // concurrency + prefetch, not more
+    expect(await worker.tick()).toBe(0); // nothing left to ask for
+    gates.forEach((g) => g());
+    expect((await Promise.all(ticks)).reduce((x, y) => x + y, 0)).toBe(6);
+    expect((await store.stats()).byStatus.SUBMITTING).toBe(6);
+    expect(worker.running).toBe(6);
+    await worker.stop();
+    expect(worker.running).toBe(2); // the 4 prefetched ones went back; the 2 stuck handlers remain
+    expect((await store.stats()).byStatus.PENDING_SUBMIT).toBe(10); // and, past the grace period, the 2 idempotent stuck ones too
+  });
+
   it('rejects a negative or fractional prefetch', () => {
     expect(() => setup({ run: () => undefined }, {}, { prefetch: -1 })).toThrow(/prefetch must be an integer >= 0/);
     expect(() => setup({ run: () => undefined }, {}, { prefetch: 1.5 })).toThrow(/prefetch/);
+    expect(() => setup({ run: () => undefined }, {}, { claimsInFlight: 0 })).toThrow(/claimsInFlight must be an integer >= 1/);
   });
 });
 

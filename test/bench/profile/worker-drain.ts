@@ -2,7 +2,7 @@
  * How does the core Worker drive a store during a drain? Wraps the store to count and time its
  * calls (claims: calls, tasks asked / got, ms per call; completes: ms from call to answer) and
  * prints jobs/s and client CPU.
- * `node -r ./test/support/register.js test/bench/profile/worker-drain.ts <memory|redis|postgres> [tasks] [concurrency] [prefetch]`
+ * `node -r ./test/support/register.js test/bench/profile/worker-drain.ts <memory|redis|postgres> [tasks] [concurrency] [prefetch] [claimsInFlight]`
  */
 import IORedis from 'ioredis';
 import { DataSource } from 'typeorm';
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   const n = Number(process.argv[3] ?? 20_000);
   const concurrency = Number(process.argv[4] ?? 16);
   const prefetch = Number(process.argv[5] ?? 0);
+  const claimsInFlight = Number(process.argv[6] ?? 1);
   const servers = await startServers(new Set<ServerKind>(kind === 'memory' ? [] : [kind]), () => undefined);
   let store: TaskStore;
   let cleanup = async () => undefined as unknown;
@@ -78,13 +79,13 @@ async function main(): Promise<void> {
     done = new Countdown(n, 120_000, 'drain');
     const cpu0 = process.cpuUsage();
     const t0 = nowMs();
-    const worker = new Worker({ store, registry, concurrency, prefetch, leaseMs: 30_000 } as ConstructorParameters<typeof Worker>[0]);
+    const worker = new Worker({ store, registry, concurrency, prefetch, claimsInFlight, leaseMs: 30_000 });
     await worker.start();
     await done.arm();
     const elapsed = nowMs() - t0;
     const cpu = process.cpuUsage(cpu0);
     await worker.stop();
-    console.log(`${kind}: ${n} tasks, concurrency ${concurrency}, prefetch ${prefetch}: ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s; client CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
+    console.log(`${kind}: ${n} tasks, concurrency ${concurrency}, prefetch ${prefetch}, claims in flight ${claimsInFlight}: ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s; client CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
     for (const [name, s] of Object.entries(stats)) {
       if (!s.calls) continue;
       console.log(`  ${name.padEnd(17)} calls ${String(s.calls).padStart(6)}  asked ${(s.asked / s.calls).toFixed(1).padStart(5)}  got ${(s.got / s.calls).toFixed(1).padStart(5)}  ${((s.ms / s.calls) * 1000).toFixed(0).padStart(6)} µs/call`);

@@ -13,7 +13,8 @@ export function ourRedisTarget(env: BenchEnv): BenchTarget {
     id: 'ours-redis',
     label: 'ours (Redis)',
     server: 'redis',
-    throughputPrefetch: 1,
+    throughputPrefetch: 2,
+    throughputClaimsInFlight: 2,
     tuning: 'RedisTaskStore, one ioredis connection per store (+ its subscriber duplicate)',
     async open() {
       admin = new IORedis(url, { maxRetriesPerRequest: null });

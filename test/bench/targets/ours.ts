@@ -24,6 +24,8 @@ export interface OurStoreBinding {
    * order and latency scenarios, like the peers' local queues.
    */
   throughputPrefetch?: number;
+  /** Worker claimsInFlight in throughput scenarios (default 1). */
+  throughputClaimsInFlight?: number;
   /** SQL: writes `count` SUCCEEDED rows into the namespace's task table. */
   seedTerminal?(store: TaskStore, namespace: string, count: number): Promise<void>;
 }
@@ -76,7 +78,11 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     server: binding.server,
     ours: true,
     version: ourVersion(),
-    tuning: `core Worker, ${binding.throughputPrefetch ? `prefetch ${binding.throughputPrefetch} x concurrency in throughput scenarios (0 for order and latency), batchSize = concurrency + prefetch` : 'batchSize = concurrency'}, leaseMs ${LEASE_MS}; ${binding.tuning}`,
+    tuning: `core Worker, ${
+      binding.throughputPrefetch
+        ? `in throughput scenarios prefetch ${binding.throughputPrefetch} x concurrency and ${binding.throughputClaimsInFlight ?? 1} claim(s) in flight (order and latency: none, 1), batchSize = concurrency + prefetch`
+        : 'batchSize = concurrency'
+    }, leaseMs ${LEASE_MS}; ${binding.tuning}`,
     leaseMs: LEASE_MS,
     open: (opts) => binding.open(!!opts?.attach),
     close: () => binding.close(),
@@ -100,13 +106,16 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     },
     async startWorker(spec: WorkerSpec): Promise<RunningWorker> {
       handler = spec.handler;
-      const prefetch = spec.purpose === 'throughput' ? Math.round((binding.throughputPrefetch ?? 0) * spec.concurrency) : 0;
+      const throughput = spec.purpose === 'throughput';
+      const prefetch = throughput ? Math.round((binding.throughputPrefetch ?? 0) * spec.concurrency) : 0;
+      const claimsInFlight = throughput ? (binding.throughputClaimsInFlight ?? 1) : 1;
       const worker = new Worker({
         store: store!,
         registry,
         concurrency: spec.concurrency,
         prefetch,
         batchSize: spec.concurrency + prefetch,
+        claimsInFlight,
         leaseMs: LEASE_MS,
         onError: reportWorkerError,
       });

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { TaskEvents } from './events';
 import type { TaskTypeRegistry } from './registry';
 import { TaskRun, type TaskRunContext } from './task-run';
-import type { TaskStore } from './task-store.port';
+import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
 import { NodeTimerHost, type TimerHost } from './timers';
 
@@ -26,6 +26,12 @@ export interface WorkerOptions {
   prefetch?: number;
   /** Most claims per store call. Default = concurrency + prefetch. */
   batchSize?: number;
+  /**
+   * Claim calls that may be in flight at once (each for slots no other one asked for): with 2,
+   * the next claim is on its way while the previous one's answer is still coming, which keeps a
+   * store with costly round trips busy. Default 1.
+   */
+  claimsInFlight?: number;
   /**
    * While handlers run, a finished handler triggers a new claim only once this many slots are
    * free, so a store with costly round trips claims in batches; timers (idlePollMs, due times)
@@ -69,6 +75,7 @@ export class Worker {
   private readonly concurrency: number;
   private readonly batchSize: number;
   private readonly prefetch: number;
+  private readonly claimsInFlight: number;
   private readonly minBatch: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
@@ -91,7 +98,10 @@ export class Worker {
   private readonly queued: ActiveRun[] = [];
   private started = false;
   private stopping = false;
-  private roundRunning = false;
+  /** Claim rounds running (at most claimsInFlight). */
+  private rounds = 0;
+  /** Slots asked for by claim calls still in flight. */
+  private reserved = 0;
   private roundAgain = false;
   private wakeScheduled = false;
   private hardWake = false;
@@ -115,6 +125,7 @@ export class Worker {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.concurrency = positiveInt(options.concurrency, 16, 'concurrency');
     this.prefetch = nonNegativeInt(options.prefetch, 0, 'prefetch');
+    this.claimsInFlight = positiveInt(options.claimsInFlight, 1, 'claimsInFlight');
     this.batchSize = positiveInt(options.batchSize, this.concurrency + this.prefetch, 'batchSize');
     this.minBatch = Math.min(this.batchSize, positiveInt(options.minBatch, Math.max(1, Math.floor(this.batchSize / 4)), 'minBatch'));
     this.leaseMs = positiveInt(options.leaseMs, 30_000, 'leaseMs');
@@ -187,14 +198,27 @@ export class Worker {
     const pollSlots = Math.min(free, this.concurrency - this.busy.size - this.queued.length);
     if (pollSlots > 0 && (force || Date.now() >= this.nextPollCheck)) {
       const limit = Math.min(pollSlots, this.batchSize);
-      const polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
+      this.reserved += limit;
+      let polls: Task[];
+      try {
+        polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
+      } finally {
+        this.reserved -= limit;
+      }
       for (const t of polls) this.dispatch(t, 'poll');
       dispatched += polls.length;
-      free -= polls.length;
       if (polls.length < limit) this.nextPollCheck = Date.now() + this.idlePollMs;
+      free = this.freeSlots(); // other claims may have reserved slots meanwhile
     }
     if (free > 0 && !this.stopping) {
-      const claim = await this.store.claimSubmissions({ owner: this.owner, limit: Math.min(free, this.batchSize), leaseMs: this.leaseMs });
+      const limit = Math.min(free, this.batchSize);
+      this.reserved += limit;
+      let claim: SubmissionClaim;
+      try {
+        claim = await this.store.claimSubmissions({ owner: this.owner, limit, leaseMs: this.leaseMs });
+      } finally {
+        this.reserved -= limit;
+      }
       for (const t of claim.timedOut) this.events.emit(t, TaskStatus.PENDING_SUBMIT);
       for (const t of claim.claimed) {
         this.events.emit(t, TaskStatus.PENDING_SUBMIT);
@@ -243,7 +267,7 @@ export class Worker {
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));
-    while (this.roundRunning || this.recovering) await new Promise((r) => setTimeout(r, 5));
+    while (this.rounds > 0 || this.recovering) await new Promise((r) => setTimeout(r, 5));
     // prefetched tasks that did not start go back to the queue at once
     await Promise.all(
       this.queued.splice(0).map(async (entry) => {
@@ -263,11 +287,11 @@ export class Worker {
   }
 
   private async round(): Promise<void> {
-    if (this.roundRunning) {
+    if (this.rounds >= this.claimsInFlight) {
       this.roundAgain = true;
       return;
     }
-    this.roundRunning = true;
+    this.rounds++;
     try {
       do {
         this.roundAgain = false;
@@ -282,7 +306,7 @@ export class Worker {
     } catch (e) {
       this.onError(e);
     } finally {
-      this.roundRunning = false;
+      this.rounds--;
     }
   }
 
@@ -304,7 +328,10 @@ export class Worker {
     this.active.set(task.id, entry);
     run.renewedAt = Date.now(); // leased from now on: renewed while it waits and while it runs
     // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
-    this.renewTimer ??= setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 6)));
+    if (!this.renewTimer) {
+      this.renewTimer = setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 6)));
+      this.renewTimer.unref(); // running handlers keep the process alive, not their renewals
+    }
     if (this.busy.size < this.concurrency && this.queued.length === 0) this.startRun(entry);
     else this.queued.push(entry);
   }
@@ -335,7 +362,7 @@ export class Worker {
     const capacity = this.concurrency + this.prefetch;
     const waiting = this.busy.size + this.queued.length;
     if (this.active.size - waiting >= 2 * capacity) return 0;
-    return capacity - waiting;
+    return capacity - waiting - this.reserved;
   }
 
   private release(run: TaskRun): void {

@@ -31,6 +31,8 @@ export interface WorkerModuleOptions {
    */
   prefetch?: number;
   batchSize?: number;
+  /** Claim calls in flight at once (default 1); 2 keeps a store with costly round trips busy. */
+  claimsInFlight?: number;
   leaseMs?: number;
   idlePollMs?: number;
   recoverEveryMs?: number;

@@ -59,6 +59,7 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
       concurrency: w.concurrency,
       prefetch: w.prefetch,
       batchSize: w.batchSize,
+      claimsInFlight: w.claimsInFlight,
       leaseMs: w.leaseMs,
       idlePollMs: w.idlePollMs,
       recoverEveryMs: w.recoverEveryMs,
