@@ -95,6 +95,35 @@ describe('RedisTaskStore specifics', () => {
     },
   );
 
+  it('lists and counts SUBMITTING tasks through the lease set (no status set); init drops an earlier layout\'s set', async () => {
+    const clock = new ManualClock(1_000);
+    const store = await open({ clock });
+    const created = (await store.create(Array.from({ length: 6 }, (_, i) => noopTask({ priority: i })))).map((x) => x.task);
+    const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 5, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(5);
+    // one leaves SUBMITTING for SUBMITTED and is leased again by a poll claim: not SUBMITTING
+    const polled = await store.markSubmitted(fenceOf(claimed[0]), { externalId: 'x', status: TaskStatus.SUBMITTED, pollDelayMs: 0 });
+    expect((await store.claimPolls({ owner: 'w', limit: 5, leaseMs: 60_000 })).map((t) => t.id)).toEqual([polled.id]);
+    // one completes
+    await store.complete(fenceOf(claimed[1]), { status: TaskStatus.SUCCEEDED });
+    const submitting = claimed.slice(2).sort((a, b) => a.seq - b.seq);
+    const page1 = await store.list({ status: TaskStatus.SUBMITTING, limit: 2 });
+    expect(page1.map((t) => t.id)).toEqual(submitting.slice(0, 2).map((t) => t.id));
+    const page2 = await store.list({ status: TaskStatus.SUBMITTING, afterSeq: page1[1].seq, limit: 2 });
+    expect(page2.map((t) => t.id)).toEqual(submitting.slice(2).map((t) => t.id));
+    for (const t of [...page1, ...page2]) expect(t).toEqual(await store.get(t.id));
+    expect((await store.stats()).byStatus[TaskStatus.SUBMITTING]).toBe(3);
+    expect((await store.stats()).byStatus[TaskStatus.PENDING_SUBMIT]).toBe(created.length - claimed.length);
+    expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
+    // an earlier layout kept SUBMITTING in a status set: the next init deletes it
+    await conn.zadd(store.keys.status(TaskStatus.SUBMITTING), 1, submitting[0].id);
+    const again = new RedisTaskStore({ connection: conn, prefix: `spec${n}`, clock });
+    opened.push(again);
+    await again.init();
+    expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
+    expect((await again.stats()).byStatus[TaskStatus.SUBMITTING]).toBe(3);
+  });
+
   it('every key of a queue carries the hash tag {prefix:queue} (one cluster slot)', async () => {
     const clock = new ManualClock();
     const store = await open({ prefix: 'tagged', queue: 'q1', clock });

@@ -69,7 +69,7 @@ export const DYNAMIC_KEYS = {
   lane: 'lane:',
   /** set: lanes parked on one resource. */
   parked: 'parked:',
-  /** zset: task ids of one status scored by seq (list, counts). */
+  /** zset: task ids of one status scored by seq (list, counts); none for SUBMITTING (found through `leases`). */
   status: 'status:',
   /** zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait). */
   due: 'due:',

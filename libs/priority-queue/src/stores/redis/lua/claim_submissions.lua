@@ -131,7 +131,7 @@ local function room(want, prov, acct, ten, ck)
 end
 
 -- Index writes of the claimed tasks, gathered and done with one command per index at the end.
-local stRem, stAdd, leaseAdd, dueRem, pendDec, provInc = {}, {}, {}, {}, {}, {}
+local stRem, leaseAdd, dueRem, pendDec, provInc = {}, {}, {}, {}, {}, {}
 local claimed, timedOut = {}, {}
 local leaseUntil = fmt(NOW + leaseMs)
 local nowS = fmt(NOW)
@@ -186,7 +186,7 @@ while not stop and not backlog and #claimed < limit do
       local id = string.sub(members[i], KEYW + 1)
       local tk = dk('task', id)
       local vals = redis.call('HMGET', tk, unpack(CLAIM_FIELDS))
-      local deadline, version, seq, pri = tonumber(vals[CF.deadlineAt]), vals[CF.version], vals[CF.seq], vals[CF.priority]
+      local deadline, version, pri = tonumber(vals[CF.deadlineAt]), vals[CF.version], vals[CF.priority]
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
           stop = true
@@ -200,8 +200,6 @@ while not stop and not backlog and #claimed < limit do
         redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
           'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
         stRem[#stRem + 1] = id
-        stAdd[#stAdd + 1] = seq
-        stAdd[#stAdd + 1] = id
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id
         local d = dueRem[pri]
@@ -259,7 +257,6 @@ local function chunked(cmd, key, list, step)
 end
 if #stRem > 0 then
   chunked('ZREM', dk('status', PENDING), stRem, 1000)
-  chunked('ZADD', dk('status', SUBMITTING), stAdd, 2000)
   chunked('ZADD', K.leases, leaseAdd, 2000)
   for pri, ids in pairs(dueRem) do chunked('ZREM', dk('due', pri), ids, 1000) end
   for pri, c in pairs(pendDec) do hincr(K.pendcount, pri, -c) end

@@ -57,7 +57,7 @@ for i = 0, n - 1 do
     leaseRem[#leaseRem + 1] = id
     if st ~= SUBMITTING then pollRem[#pollRem + 1] = id end
     if f[9] then deadRem[#deadRem + 1] = id end
-    push(stRem, st, id)
+    if st ~= SUBMITTING then push(stRem, st, id) end -- SUBMITTING has no status set
     push(stAdd, to, f[4], id)
     finAdd[#finAdd + 1] = nowS
     finAdd[#finAdd + 1] = id

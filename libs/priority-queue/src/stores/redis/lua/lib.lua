@@ -99,12 +99,26 @@ local function orderKey(pri, runAt, createdAt, seq)
   return s .. string.format('%08x', 2147483647 - pri) .. hex14(runAt + TWO52) .. hex14(createdAt + TWO52) .. hex14(seq)
 end
 
--- Status index and pending counts per priority.
+-- Status index and pending counts per priority. SUBMITTING has no status set: every
+-- SUBMITTING task holds a lease, so list and stats find them in K.leases (a claim and its
+-- complete write two sorted sets less per task).
 local function moveStatus(id, from, to, seq, pri)
-  if from then redis.call('ZREM', dk('status', from), id) end
-  redis.call('ZADD', dk('status', to), seq, id)
+  if from and from ~= SUBMITTING then redis.call('ZREM', dk('status', from), id) end
+  if to ~= SUBMITTING then redis.call('ZADD', dk('status', to), seq, id) end
   if from == PENDING then hincr(K.pendcount, pri, -1) end
   if to == PENDING then redis.call('HINCRBY', K.pendcount, pri, 1) end
+end
+
+-- The SUBMITTING tasks (no status set, see moveStatus) as { seq, id } pairs sorted by seq, from
+-- the lease set: O(leases), for list and stats only.
+local function submittingTasks()
+  local out = {}
+  for _, id in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
+    local f = redis.call('HMGET', dk('task', id), 'status', 'seq')
+    if f[1] == SUBMITTING then out[#out + 1] = { tonumber(f[2]), id } end
+  end
+  table.sort(out, function(a, b) return a[1] < b[1] end)
+  return out
 end
 
 -- Lanes (LANES.md). A lane is ready (member headKey .. laneId in K.ready), parked (on one
