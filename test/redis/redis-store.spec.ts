@@ -4,6 +4,7 @@ import {
   MAX_AGING_INTERVAL_MS,
   INT32_MAX,
   INT32_MIN,
+  StaleLeaseError,
   TaskStatus,
   ValidationError,
   encodeOrderKey,
@@ -68,6 +69,14 @@ describe('RedisTaskStore specifics', () => {
     // a stale fence in a batch fails alone
     const again = await Promise.allSettled(claimed.slice(0, 2).map((t) => store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED })));
     expect(again.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    // a terminal task holds no lease, even to the last lease id at its current version
+    for (const [i, t] of done.entries()) {
+      expect(t.leaseId).toBeNull();
+      const forged = { id: t.id, leaseId: claimed[i].leaseId!, version: t.version };
+      await expect(store.renewLease(forged, 1000)).rejects.toBeInstanceOf(StaleLeaseError);
+      await expect(other.complete(forged, { status: TaskStatus.SUCCEEDED })).rejects.toBeInstanceOf(StaleLeaseError);
+    }
+    for (const t of done) expect(await store.get(t.id)).toEqual(t);
   });
 
   it.each([0, 1, 60_000, MAX_AGING_INTERVAL_MS])(

@@ -2,7 +2,8 @@
  * Redis time per store operation: creates a backlog, then claims all of it in batches of 16
  * (no completions), then completes every task; prints Redis' busy time per phase from
  * INFO commandstats (a script's time includes the commands it calls), then the fixed cost of one
- * script call (claims on the empty queue, renewals of one lease). `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
+ * script call (claims on the empty queue, renewals of one lease). "server CPU" is redis-server's
+ * used_cpu (user + system, so also request parsing and reply writing) per task of the phase. `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
  */
 import IORedis from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
@@ -11,7 +12,31 @@ import { startServers } from '../lib/servers';
 import { makeJobs } from '../scenario';
 import { chunks, nowMs } from '../lib/stats';
 
-async function busy(admin: IORedis): Promise<{ usec: number; calls: number; detail: string }> {
+let cpuMark = 0;
+/** redis-server CPU time (user + system, µs) since the last call: robust to a loaded machine. */
+async function serverCpu(admin: IORedis): Promise<number> {
+  const info = await admin.info('cpu');
+  const v = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)![1]);
+  const now = (v('used_cpu_user') + v('used_cpu_sys')) * 1e6;
+  const d = now - cpuMark;
+  cpuMark = now;
+  return d;
+}
+
+/**
+ * Per-call script durations from the slow log (every command logged): the median and lower
+ * quartile of the phase's EVALSHA calls. A call that lost the CPU to another process is an
+ * outlier here, so these stay put on a loaded machine where the phase totals do not.
+ */
+async function callTimes(admin: IORedis): Promise<{ median: number; q1: number; calls: number }> {
+  const log = (await admin.call('SLOWLOG', 'GET', '-1')) as Array<[number, number, number, string[]]>;
+  await admin.call('SLOWLOG', 'RESET');
+  const us = log.filter((e) => String(e[3][0]).toLowerCase() === 'evalsha').map((e) => Number(e[2])).sort((a, b) => a - b);
+  return { median: us[Math.floor(us.length / 2)] ?? 0, q1: us[Math.floor(us.length / 4)] ?? 0, calls: us.length };
+}
+
+async function busy(admin: IORedis): Promise<{ usec: number; calls: number; cpu: number; detail: string }> {
+  const cpu = await serverCpu(admin);
   const lines = (await admin.info('commandstats')).split('\n').filter((l) => l.startsWith('cmdstat_'));
   let usec = 0;
   let inner = 0;
@@ -29,7 +54,7 @@ async function busy(admin: IORedis): Promise<{ usec: number; calls: number; deta
     parts.push(`${name.slice(8)}=${f.calls}/${(Number(f.usec) / 1000).toFixed(1)}ms`);
   }
   await admin.config('RESETSTAT');
-  return { usec, calls, detail: `commands ${(inner / 1000).toFixed(0)} ms, script overhead ${((usec - inner) / 1000).toFixed(0)} ms; ${parts.join(' ')}` };
+  return { usec, calls, cpu, detail: `commands ${(inner / 1000).toFixed(0)} ms, script overhead ${((usec - inner) / 1000).toFixed(0)} ms; ${parts.join(' ')}` };
 }
 
 async function main(): Promise<void> {
@@ -47,10 +72,15 @@ async function main(): Promise<void> {
       maxAttempts: 5, idempotent: true,
     }));
     await admin.config('RESETSTAT');
+    await serverCpu(admin);
+    await admin.config('SET', 'slowlog-max-len', '200000');
+    await admin.config('SET', 'slowlog-log-slower-than', '0');
+    await admin.call('SLOWLOG', 'RESET');
     let t = nowMs();
     for (const c of chunks(news, 1000)) await store.create(c);
+    await admin.call('SLOWLOG', 'RESET');
     let s = await busy(admin);
-    console.log(`create ${n} in 1000s: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task; ${s.detail}`);
+    console.log(`create ${n} in 1000s: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task; ${s.detail}`);
     const claimed: Task[] = [];
     t = nowMs();
     for (;;) {
@@ -58,14 +88,19 @@ async function main(): Promise<void> {
       if (r.claimed.length === 0) break;
       claimed.push(...r.claimed);
     }
+    let ct = await callTimes(admin);
     s = await busy(admin);
-    console.log(`claim in batches of ${batch}: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, ${(s.usec / s.calls).toFixed(0)} µs/script call; ${s.detail}`);
+    console.log(`claim per call of ${batch}: median ${ct.median} µs = ${(ct.median / batch).toFixed(2)} µs/task, lower quartile ${(ct.q1 / batch).toFixed(2)} µs/task (${ct.calls} calls)`);
+    console.log(`claim in batches of ${batch}: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task, ${(s.usec / s.calls).toFixed(0)} µs/script call; ${s.detail}`);
     t = nowMs();
     for (const c of chunks(claimed, 16)) {
       await Promise.all(c.map((task) => store.complete(fenceOf(task), { status: TaskStatus.SUCCEEDED, result: null })));
     }
+    ct = await callTimes(admin);
     s = await busy(admin);
-    console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task; ${s.detail}`);
+    console.log(`complete per call of 16: median ${ct.median} µs = ${(ct.median / 16).toFixed(2)} µs/task, lower quartile ${(ct.q1 / 16).toFixed(2)} µs/task (${ct.calls} calls)`);
+    console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task; ${s.detail}`);
+    await admin.config('SET', 'slowlog-log-slower-than', '10000');
     // the fixed cost of one script call: claims on the now empty queue, renewals of one lease
     const calls = 2000;
     for (let i = 0; i < calls; i++) await store.claimSubmissions({ owner: 'prof', limit: batch, leaseMs: 30_000 });

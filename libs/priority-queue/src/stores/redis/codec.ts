@@ -1,4 +1,4 @@
-import { newTaskRecord, TaskStatus, type NewTask, type Task } from '../../core/task';
+import { newTaskRecord, TaskStatus, TERMINAL_STATUSES, type NewTask, type Task } from '../../core/task';
 import { laneKey } from '../../core/admission';
 
 /**
@@ -9,8 +9,9 @@ import { laneKey } from '../../core/admission';
  * immutable fields they need (providerKey, ...).
  * Every other property is one field (numbers as decimal strings, booleans as '1' / '0', result
  * as JSON); a null property is an absent field, and so are attempts / pollErrors /
- * cancelRequested while 0 and updatedAt until the first change. Fields starting with `_` are the
- * store's own (order key, lane id).
+ * cancelRequested while 0 and updatedAt until the first change; a terminal task may keep the
+ * lease fields of its last lease, which mean nothing (it holds no lease). Fields starting with `_`
+ * are the store's own (order key, lane id).
  */
 export function hashToObject(flat: readonly string[]): Record<string, string> {
   const o: Record<string, string> = {};
@@ -56,9 +57,13 @@ export function dJson(t: NewTask, payloadJson: string): string {
 
 type DTuple = [string, string, unknown, string | null, string, string | null, string | null, string | null, number, boolean];
 
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+
 /** A task hash (field -> value, as HGETALL gives it) to a fresh Task. */
 export function decodeHash(h: Readonly<Record<string, string>>): Task {
   const d = JSON.parse(h.d) as DTuple;
+  // complete.lua leaves the lease fields of a task's last lease: a terminal task holds none
+  const terminal = TERMINAL.has(h.status);
   return {
     id: d[0],
     idempotencyKey: d[3],
@@ -78,9 +83,9 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     attempts: Number(h.attempts ?? 0),
     maxAttempts: d[8],
     idempotent: d[9],
-    leaseOwner: str(h.leaseOwner),
-    leaseId: str(h.leaseId),
-    leaseUntil: num(h.leaseUntil),
+    leaseOwner: terminal ? null : str(h.leaseOwner),
+    leaseId: terminal ? null : str(h.leaseId),
+    leaseUntil: terminal ? null : num(h.leaseUntil),
     result: h.result === undefined ? null : JSON.parse(h.result),
     error: str(h.error),
     externalId: str(h.externalId),

@@ -457,7 +457,7 @@ export class RedisTaskStore implements TaskStore {
   private remember(flat: Flat): Task {
     const h = hashToObject(flat);
     const task = decodeHash(h);
-    if (h.leaseId !== undefined) this.leased.set(task.id, h, task);
+    if (task.leaseId !== null) this.leased.set(task.id, h, task);
     else this.leased.delete(task.id);
     return task;
   }

@@ -1,6 +1,6 @@
 -- complete: terminal transitions from held leases, several tasks per call (the store gathers the
 -- completes issued in one event-loop turn); each one is checked and applied on its own, as if
--- called alone: status, result / error, finishedAt = now, lease cleared, slots freed (publishes
+-- called alone: status, result / error, finishedAt = now, lease released, slots freed (publishes
 -- a wake when that unparks lanes). Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
 --       inflight_*, lanepark, parkedres, ready, laneready
@@ -9,7 +9,8 @@
 --         rebuilds the written task itself) else '0', then when '1' the task's status, seq,
 --         providerKey, accountId (opt), tenantId (opt), concurrencyKey (opt) and '1' | '0' for
 --         whether it has a deadline, as the caller holds them (else 7 ignored values): the
---         fence (lease id and version) proves them current, so only the fence is read
+--         fence (lease id and version) proves them current, so only the fence and status are read
+--         (the status sent is not used)
 -- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
 --          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
@@ -31,13 +32,13 @@ for i = 0, n - 1 do
   local known = ARGV[a + 6] == '1'
   local f
   if known then
-    f = redis.call('HMGET', tk, 'leaseId', 'version')
+    f = redis.call('HMGET', tk, 'leaseId', 'version', 'status')
     if f[2] and f[1] == ARGV[a + 1] and f[2] == ARGV[a + 2] then
-      f[3], f[4], f[5] = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
+      f[4], f[5] = ARGV[a + 8], ARGV[a + 9]
       f[6], f[7], f[8] = opt(ARGV[a + 10]), opt(ARGV[a + 11]), opt(ARGV[a + 12])
       f[9] = ARGV[a + 13] == '1'
     else
-      f[3] = f[2] and '' -- missing or stale: reported below
+      f[3] = f[3] or (f[2] and '') -- missing or stale: reported below
     end
   else
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
@@ -46,7 +47,7 @@ for i = 0, n - 1 do
   local st = f[3]
   if not st then
     out[#out + 1] = 'PQ_NOTFOUND'
-  elseif f[1] ~= ARGV[a + 1] or f[2] ~= ARGV[a + 2] then
+  elseif f[1] ~= ARGV[a + 1] or f[2] ~= ARGV[a + 2] or TERMINAL[st] then
     out[#out + 1] = 'PQ_STALE'
   elseif not INFLIGHT[st] then
     out[#out + 1] = 'PQ_STATE ' .. st
@@ -61,14 +62,13 @@ for i = 0, n - 1 do
     push(stAdd, to, f[4], id)
     finAdd[#finAdd + 1] = nowS
     finAdd[#finAdd + 1] = id
+    -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
+    -- an in-flight task has no result, so only a cleared error is a field to delete
     local set = { 'status', to, 'finishedAt', nowS, 'updatedAt', nowS, 'version', fmt(tonumber(f[2]) + 1) }
-    local del = { 'leaseOwner', 'leaseId', 'leaseUntil' }
     local result = opt(ARGV[a + 4])
     if result then
       set[#set + 1] = 'result'
       set[#set + 1] = result
-    else
-      del[#del + 1] = 'result'
     end
     local e = ARGV[a + 5]
     if e ~= '~' then
@@ -77,10 +77,9 @@ for i = 0, n - 1 do
         set[#set + 1] = 'error'
         set[#set + 1] = e
       else
-        del[#del + 1] = 'error'
+        redis.call('HDEL', tk, 'error')
       end
     end
-    redis.call('HDEL', tk, unpack(del))
     redis.call('HSET', tk, unpack(set))
     if known then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
   end

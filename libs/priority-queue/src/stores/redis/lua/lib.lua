@@ -318,6 +318,7 @@ end
 local function fenced(id, leaseId, version)
   local f = redis.call('HMGET', dk('task', id), 'status', 'leaseId', 'version')
   if not f[1] then fail('PQ_NOTFOUND') end
-  if f[2] ~= leaseId or f[3] ~= version then fail('PQ_STALE') end
+  -- a terminal task keeps the lease fields of its last lease (complete.lua) but holds none
+  if f[2] ~= leaseId or f[3] ~= version or TERMINAL[f[1]] then fail('PQ_STALE') end
   return f[1]
 end
