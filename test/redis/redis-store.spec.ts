@@ -104,7 +104,7 @@ describe('RedisTaskStore specifics', () => {
     },
   );
 
-  it('lists and counts SUBMITTING tasks through the lease set (no status set); init drops an earlier layout\'s set', async () => {
+  it('lists and counts SUBMITTING tasks through the lease set (no status set); init drops an earlier layout\'s sets', async () => {
     const clock = new ManualClock(1_000);
     const store = await open({ clock });
     const created = (await store.create(Array.from({ length: 6 }, (_, i) => noopTask({ priority: i })))).map((x) => x.task);
@@ -126,11 +126,49 @@ describe('RedisTaskStore specifics', () => {
     expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
     // an earlier layout kept SUBMITTING in a status set: the next init deletes it
     await conn.zadd(store.keys.status(TaskStatus.SUBMITTING), 1, submitting[0].id);
+    // and (without aging) a due set per pending priority, which stats no longer reads
+    const [left] = await store.list({ status: TaskStatus.PENDING_SUBMIT, limit: 10 });
+    await conn.zadd(`${store.keys.base}due:${left.priority}`, left.runAt, left.id);
     const again = new RedisTaskStore({ connection: conn, prefix: `spec${n}`, clock });
     opened.push(again);
     await again.init();
     expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
+    expect(await conn.exists(`${store.keys.base}due:${left.priority}`)).toBe(0);
     expect((await again.stats()).byStatus[TaskStatus.SUBMITTING]).toBe(3);
+  });
+
+  it.each([0, 60_000])('stats: oldest due wait per priority over ready and parked lanes (aging %d)', async (aging) => {
+    const clock = new ManualClock(10_000);
+    const store = await open({ clock, agingIntervalMs: aging });
+    await store.setLimits({ kind: 'provider', providerKey: 'paused', paused: true });
+    const r = seeded(aging + 3);
+    const lanes = [{}, { providerKey: 'q' }, { concurrencyKey: 'k' }, { providerKey: 'paused' }, { tenantId: 't', accountId: 'a' }];
+    for (let round = 0; round < 6; round++) {
+      await store.create(
+        Array.from({ length: 8 }, () =>
+          noopTask({ priority: Math.floor(r() * 4) * 3 - 3, delayMs: r() < 0.2 ? 100_000 : 0, ...lanes[Math.floor(r() * lanes.length)] }),
+        ),
+      );
+      clock.advance(250 + Math.floor(r() * 500));
+      // claims take some heads and park the concurrency-key and paused lanes
+      await store.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 600_000 });
+    }
+    const pending: Task[] = [];
+    for (let page = await store.list({ status: TaskStatus.PENDING_SUBMIT, limit: 7 }); page.length; ) {
+      pending.push(...page);
+      page = await store.list({ status: TaskStatus.PENDING_SUBMIT, afterSeq: page[page.length - 1].seq, limit: 7 });
+    }
+    const s = await store.stats();
+    const expected = new Map<number, { priority: number; count: number; oldestWaitMs: number }>();
+    for (const t of pending) {
+      const e = expected.get(t.priority) ?? { priority: t.priority, count: 0, oldestWaitMs: 0 };
+      e.count++;
+      if (t.runAt <= s.now) e.oldestWaitMs = Math.max(e.oldestWaitMs, s.now - t.runAt);
+      expected.set(t.priority, e);
+    }
+    expect(s.pending).toEqual([...expected.values()].sort((a, b) => b.priority - a.priority));
+    expect(new Set(pending.filter((t) => t.runAt <= s.now).map((t) => t.runAt)).size).toBeGreaterThan(2);
+    expect(await conn.exists(`${store.keys.base}due:0`)).toBe(aging > 0 && expected.has(0) ? 1 : 0);
   });
 
   it('every key of a queue carries the hash tag {prefix:queue} (one cluster slot)', async () => {

@@ -71,7 +71,7 @@ export const DYNAMIC_KEYS = {
   parked: 'parked:',
   /** zset: task ids of one status scored by seq (list, counts); none for SUBMITTING (found through `leases`). */
   status: 'status:',
-  /** zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait). */
+  /** zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait); only with aging (without, stats reads the lanes). */
   due: 'due:',
   /** hash: limits of one provider (paused, qps, burst, accountConcurrency). */
   provider: 'provider:',

@@ -202,12 +202,14 @@ while not stop and not backlog and #claimed < limit do
         stRem[#stRem + 1] = id
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id
-        local d = dueRem[pri]
-        if not d then
-          d = {}
-          dueRem[pri] = d
+        if AGING > 0 then -- keys.ts `due`
+          local d = dueRem[pri]
+          if not d then
+            d = {}
+            dueRem[pri] = d
+          end
+          d[#d + 1] = id
         end
-        d[#d + 1] = id
         pendDec[pri] = (pendDec[pri] or 0) + 1
       end
       taken = i

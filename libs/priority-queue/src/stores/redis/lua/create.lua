@@ -135,13 +135,15 @@ for i = 0, n - 1 do
       end
       l[#l + 1] = 0
       l[#l + 1] = k .. id
-      local dl = due[p]
-      if not dl then
-        dl = {}
-        due[p] = dl
+      if AGING > 0 then -- keys.ts `due`
+        local dl = due[p]
+        if not dl then
+          dl = {}
+          due[p] = dl
+        end
+        dl[#dl + 1] = runS
+        dl[#dl + 1] = id
       end
-      dl[#dl + 1] = runS
-      dl[#dl + 1] = id
     else
       delayed[#delayed + 1] = runS
       delayed[#delayed + 1] = id

@@ -1,9 +1,15 @@
 -- init: records the store settings fixed for the queue's life; refuses a different aging mode.
 -- Migrates data of earlier layouts: the status set of SUBMITTING (no longer kept: those tasks
--- are found through the lease set) is deleted.
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: meta, status:SUBMITTING
+-- are found through the lease set) is deleted, and so are the due sets per priority of a queue
+-- without aging (stats reads its lanes instead).
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: meta, status:SUBMITTING, pendcount, due:*
 -- ARGV: common (1-3) only
 -- Returns: the agingIntervalMs recorded for the queue (a string); the caller compares.
 redis.call('DEL', dk('status', SUBMITTING))
 redis.call('HSETNX', K.meta, 'agingIntervalMs', fmt(AGING))
-return redis.call('HGET', K.meta, 'agingIntervalMs')
+local recorded = redis.call('HGET', K.meta, 'agingIntervalMs')
+if AGING == 0 and tonumber(recorded) == 0 then
+  -- a due set holds pending tasks only, so every one is named in pendcount
+  for _, p in ipairs(redis.call('HKEYS', K.pendcount)) do redis.call('UNLINK', dk('due', p)) end
+end
+return recorded

@@ -150,7 +150,7 @@ local function laneAdd(id, pri, runAt, createdAt, seq, lane, k)
   end
   local lk = dk('lane', lane)
   redis.call('ZADD', lk, 0, k .. id)
-  redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id)
+  if AGING > 0 then redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id) end
   -- only a new head can change the lane's place among the ready lanes
   if redis.call('ZRANK', lk, k .. id) == 0 then refreshReady(lane) end
 end
@@ -160,7 +160,7 @@ local function laneDel(id, lane, k, pri)
   local wasHead = redis.call('ZRANK', lk, k .. id) == 0
   redis.call('ZREM', lk, k .. id)
   redis.call('HDEL', dk('task', id), '_k')
-  redis.call('ZREM', dk('due', fmt(pri)), id)
+  if AGING > 0 then redis.call('ZREM', dk('due', fmt(pri)), id) end
   if wasHead then refreshReady(lane) end
 end
 
