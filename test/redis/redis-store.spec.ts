@@ -169,6 +169,10 @@ describe('RedisTaskStore specifics', () => {
     expect(s.pending).toEqual([...expected.values()].sort((a, b) => b.priority - a.priority));
     expect(new Set(pending.filter((t) => t.runAt <= s.now).map((t) => t.runAt)).size).toBeGreaterThan(2);
     expect(await conn.exists(`${store.keys.base}due:0`)).toBe(aging > 0 && expected.has(0) ? 1 : 0);
+    // claimed tasks (priority, runAt, createdAt, seq read from the order key) are what the store holds
+    const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 600_000 });
+    expect(claimed.length).toBeGreaterThan(0);
+    for (const t of claimed) expect(t).toEqual(await store.get(t.id));
   });
 
   it('every key of a queue carries the hash tag {prefix:queue} (one cluster slot)', async () => {

@@ -5,6 +5,7 @@
  * script call (claims on the empty queue, renewals of one lease). "server CPU" is redis-server's
  * used_cpu (user + system, so also request parsing and reply writing) per task of the phase. `node -r ./test/support/register.js test/bench/profile/redis-ops.ts [tasks] [batch]`
  */
+import { execFileSync } from 'node:child_process';
 import IORedis from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
 import { fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core/task';
@@ -60,9 +61,17 @@ async function busy(admin: IORedis): Promise<{ usec: number; calls: number; cpu:
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 20_000);
   const batch = Number(process.argv[3] ?? 16);
-  const servers = await startServers(new Set(['redis']), () => undefined);
-  const connection = new IORedis(servers.env.redis!.url);
-  const admin = new IORedis(servers.env.redis!.url);
+  // REDIS_URL: use that server (e.g. one run under valgrind) instead of starting one
+  const servers = process.env.REDIS_URL ? null : await startServers(new Set(['redis']), () => undefined);
+  const url = process.env.REDIS_URL ?? servers!.env.redis!.url;
+  const connection = new IORedis(url);
+  const admin = new IORedis(url);
+  // CALLGRIND_PID: that redis-server runs under valgrind --tool=callgrind; dump its counts per phase
+  // (instructions: exact, whatever the load), see callgrindPhase
+  const cg = process.env.CALLGRIND_PID;
+  const phase = (name: string) => {
+    if (cg) execFileSync('callgrind_control', ['-d', name, cg], { stdio: 'ignore' });
+  };
   const store = new RedisTaskStore({ connection, prefix: 'prof' });
   try {
     await store.init();
@@ -73,11 +82,15 @@ async function main(): Promise<void> {
     }));
     await admin.config('RESETSTAT');
     await serverCpu(admin);
-    await admin.config('SET', 'slowlog-max-len', '200000');
-    await admin.config('SET', 'slowlog-log-slower-than', '0');
+    if (!cg) {
+      await admin.config('SET', 'slowlog-max-len', '200000');
+      await admin.config('SET', 'slowlog-log-slower-than', '0');
+    }
     await admin.call('SLOWLOG', 'RESET');
+    phase('setup');
     let t = nowMs();
     for (const c of chunks(news, 1000)) await store.create(c);
+    phase('create');
     await admin.call('SLOWLOG', 'RESET');
     let s = await busy(admin);
     console.log(`create ${n} in 1000s: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task; ${s.detail}`);
@@ -88,6 +101,7 @@ async function main(): Promise<void> {
       if (r.claimed.length === 0) break;
       claimed.push(...r.claimed);
     }
+    phase('claim');
     let ct = await callTimes(admin);
     s = await busy(admin);
     console.log(`claim per call of ${batch}: median ${ct.median} µs = ${(ct.median / batch).toFixed(2)} µs/task, lower quartile ${(ct.q1 / batch).toFixed(2)} µs/task (${ct.calls} calls)`);
@@ -96,11 +110,13 @@ async function main(): Promise<void> {
     for (const c of chunks(claimed, 16)) {
       await Promise.all(c.map((task) => store.complete(fenceOf(task), { status: TaskStatus.SUCCEEDED, result: null })));
     }
+    phase('complete');
     ct = await callTimes(admin);
     s = await busy(admin);
     console.log(`complete per call of 16: median ${ct.median} µs = ${(ct.median / 16).toFixed(2)} µs/task, lower quartile ${(ct.q1 / 16).toFixed(2)} µs/task (${ct.calls} calls)`);
     console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task; ${s.detail}`);
     await admin.config('SET', 'slowlog-log-slower-than', '10000');
+    if (cg) return;
     // the fixed cost of one script call: claims on the now empty queue, renewals of one lease
     const calls = 2000;
     for (let i = 0; i < calls; i++) await store.claimSubmissions({ owner: 'prof', limit: batch, leaseMs: 30_000 });
@@ -116,7 +132,7 @@ async function main(): Promise<void> {
     await store.close();
     connection.disconnect();
     admin.disconnect();
-    await servers.stop();
+    await servers?.stop();
   }
 }
 

@@ -20,11 +20,32 @@ export function hashToObject(flat: readonly string[]): Record<string, string> {
 }
 
 /**
- * The fields claim_submissions.lua returns for a claimed task (HMGET, null when absent): the
- * immutable blob `d` plus every field a PENDING_SUBMIT task may have. A pending task never has
- * a lease, result, externalId, nextPollAt, pollErrors, cancelRequested or finishedAt.
+ * The fields claim_submissions.lua reads (HMGET, null when absent) and returns for a claimed
+ * task, followed by its lane member: the immutable blob `d` plus every field a PENDING_SUBMIT
+ * task may have that its order key does not hold (priority, runAt, createdAt and seq are read
+ * from the lane member, see claimedHash). A pending task never has a lease, result, externalId,
+ * nextPollAt, pollErrors, cancelRequested or finishedAt.
  */
-export const CLAIM_FIELDS = ['d', 'priority', 'runAt', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt', 'seq', 'createdAt'] as const;
+export const CLAIM_FIELDS = ['d', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt'] as const;
+
+const TWO52 = 2 ** 52;
+
+/**
+ * The hash of a claimed task as it was before the claim, from claim_submissions.lua's values:
+ * CLAIM_FIELDS, then the lane member (core/order-key.ts encodeOrderKey .. id; with aging the
+ * key starts with 16 more hex digits): priority, runAt, createdAt and seq as the server holds
+ * them (decimal strings).
+ */
+export function claimedHash(values: ReadonlyArray<string | null>, agingIntervalMs: number): Record<string, string> {
+  const h = valuesToHash(CLAIM_FIELDS, values);
+  const m = values[CLAIM_FIELDS.length]!;
+  const o = agingIntervalMs > 0 ? 16 : 0;
+  h.priority = String(2147483647 - parseInt(m.slice(o, o + 8), 16));
+  h.runAt = String(parseInt(m.slice(o + 8, o + 22), 16) - TWO52);
+  h.createdAt = String(parseInt(m.slice(o + 22, o + 36), 16) - TWO52);
+  h.seq = String(parseInt(m.slice(o + 36, o + 50), 16));
+  return h;
+}
 
 /** Values of `fields` (null = absent) to a task hash. */
 export function valuesToHash(fields: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {

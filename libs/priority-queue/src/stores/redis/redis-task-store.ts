@@ -29,7 +29,7 @@ import type {
   TaskStore,
 } from '../../core/task-store.port';
 import {
-  CLAIM_FIELDS,
+  claimedHash,
   CREATE_FIELDS_PER_TASK,
   changeArg,
   createArgs,
@@ -39,7 +39,6 @@ import {
   hashToObject,
   optArg,
   serializePayload,
-  valuesToHash,
 } from './codec';
 import { queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
@@ -199,7 +198,7 @@ export class RedisTaskStore implements TaskStore {
     return {
       // the script returns each hash as it was before the claim: apply the claim's writes
       claimed: claimed.map((values, i) => {
-        const h = valuesToHash(CLAIM_FIELDS, values);
+        const h = claimedHash(values, this.agingIntervalMs);
         h.status = TaskStatus.SUBMITTING;
         h.leaseOwner = request.owner;
         h.leaseId = lbase + (i + 1);

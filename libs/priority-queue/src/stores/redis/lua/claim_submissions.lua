@@ -9,7 +9,9 @@
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
 -- Returns: { now, leaseUntil, claimed, timedOut, nextWakeAt (ms string) or nil }: claimed = the values
---          of CLAIM_FIELDS (codec.ts; HMGET) of each claimed task as it was BEFORE the claim (the caller applies status SUBMITTING,
+--          of CLAIM_FIELDS (codec.ts; HMGET) of each claimed task as it was BEFORE the claim, then its
+--          lane member (order key .. id: priority, runAt, createdAt, seq and id; codec.ts
+--          claimedHash) (the caller applies status SUBMITTING,
 --          leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
 --          timedOut = HGETALL of each task that timed out
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -183,10 +185,12 @@ while not stop and not backlog and #claimed < limit do
     local interval = qps and 1000 / qps
     for i = 1, #members do
       if used >= n then break end
-      local id = string.sub(members[i], KEYW + 1)
+      local mem = members[i]
+      local id = string.sub(mem, KEYW + 1)
       local tk = dk('task', id)
       local vals = redis.call('HMGET', tk, unpack(CLAIM_FIELDS))
-      local deadline, version, pri = tonumber(vals[CF.deadlineAt]), vals[CF.version], vals[CF.priority]
+      local deadline, version = tonumber(vals[CF.deadlineAt]), vals[CF.version]
+      local ph = string.sub(mem, KEYW - 49, KEYW - 42) -- the order key's priority part
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
           stop = true
@@ -196,6 +200,7 @@ while not stop and not backlog and #claimed < limit do
       else
         used = used + 1
         if interval then pl.tat = math.max(pl.tat, NOW) + interval end
+        vals[#CLAIM_FIELDS + 1] = mem -- the client reads priority, runAt, createdAt, seq and id from it
         claimed[#claimed + 1] = vals
         redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
           'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
@@ -203,14 +208,14 @@ while not stop and not backlog and #claimed < limit do
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id
         if AGING > 0 then -- keys.ts `due`
-          local d = dueRem[pri]
+          local d = dueRem[ph]
           if not d then
             d = {}
-            dueRem[pri] = d
+            dueRem[ph] = d
           end
           d[#d + 1] = id
         end
-        pendDec[pri] = (pendDec[pri] or 0) + 1
+        pendDec[ph] = (pendDec[ph] or 0) + 1
       end
       taken = i
     end
@@ -260,8 +265,9 @@ end
 if #stRem > 0 then
   chunked('ZREM', dk('status', PENDING), stRem, 1000)
   chunked('ZADD', K.leases, leaseAdd, 2000)
-  for pri, ids in pairs(dueRem) do chunked('ZREM', dk('due', pri), ids, 1000) end
-  for pri, c in pairs(pendDec) do hincr(K.pendcount, pri, -c) end
+  local function pri(ph) return fmt(2147483647 - tonumber(ph, 16)) end
+  for ph, ids in pairs(dueRem) do chunked('ZREM', dk('due', pri(ph)), ids, 1000) end
+  for ph, c in pairs(pendDec) do hincr(K.pendcount, pri(ph), -c) end
   for prov, c in pairs(provInc) do redis.call('HINCRBY', K.inflight_p, prov, c) end
 end
 
