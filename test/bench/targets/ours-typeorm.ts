@@ -41,7 +41,7 @@ function typeormTarget(b: Binding): BenchTarget {
     id: b.id,
     label: b.label,
     server: b.server,
-    throughputPrefetch: 1,
+    throughputPrefetch: 2,
     tuning: b.tuning ?? `TypeOrmTaskStore, TypeORM DataSource pool ${POOL}`,
     async open() {},
     async close() {
