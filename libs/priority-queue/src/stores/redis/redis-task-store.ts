@@ -267,9 +267,11 @@ export class RedisTaskStore implements TaskStore {
       const k = known[i];
       if (k) {
         const t = k.task;
-        args.push('1', k.hash.status, k.hash.seq, t.providerKey, optArg(t.accountId), optArg(t.tenantId), optArg(t.concurrencyKey), t.deadlineAt === null ? '0' : '1');
+        args.push(k.hash.seq, t.providerKey, t.deadlineAt === null ? '0' : '1');
+        if (t.accountId === null && t.tenantId === null && t.concurrencyKey === null) args.push('0');
+        else args.push('1', optArg(t.accountId), optArg(t.tenantId), optArg(t.concurrencyKey));
       } else {
-        args.push('0', '', '', '', '', '', '', '');
+        args.push('');
       }
     });
     const done = this.run('complete', args).then(

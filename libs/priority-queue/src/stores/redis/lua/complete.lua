@@ -4,42 +4,36 @@
 -- a wake when that unparks lanes). Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
 --       inflight_*, lanepark, parkedres, ready, laneready
--- ARGV[4] n, then 14 per task: id, leaseId, version, terminal status, result JSON (opt),
---         error (opt; '~' = unchanged), '1' when the caller holds the task at this version (it
---         rebuilds the written task itself) else '0', then when '1' the task's status, seq,
---         providerKey, accountId (opt), tenantId (opt), concurrencyKey (opt) and '1' | '0' for
---         whether it has a deadline, as the caller holds them (else 7 ignored values): the
+-- ARGV[4] n, then per task: id, leaseId, version, terminal status, result JSON (opt), error (opt;
+--         '~' = unchanged), then seq when the caller holds the task at this version (it rebuilds
+--         the written task itself) else '' and nothing more; after a seq: providerKey, '1' | '0'
+--         for whether it has a deadline, '1' | '0' for whether it has admission keys, and after a
+--         '1' its accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the
 --         fence (lease id and version) proves them current, so only the fence and status are read
---         (the status sent is not used)
 -- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
 --          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
 local nowS = fmt(NOW)
 local out = { nowS }
 local leaseRem, pollRem, deadRem, finAdd, provDec, stRem, stAdd = {}, {}, {}, {}, {}, {}, {}
-local function push(t, k, ...)
-  local l = t[k]
-  if not l then
-    l = {}
-    t[k] = l
-  end
-  for _, v in ipairs({ ... }) do l[#l + 1] = v end
-end
-for i = 0, n - 1 do
-  local a = 5 + i * 14
+local a = 5
+for _ = 1, n do
   local id, to = ARGV[a], ARGV[a + 3]
   local tk = dk('task', id)
-  local known = ARGV[a + 6] == '1'
+  local seq = ARGV[a + 6]
+  local nxt = a + 7
   local f
-  if known then
+  if seq ~= '' then
+    -- the caller holds the task: its status is read with the fence, the rest comes from the call
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status')
+    local keys = ARGV[a + 9] == '1'
     if f[2] and f[1] == ARGV[a + 1] and f[2] == ARGV[a + 2] then
-      f[4], f[5] = ARGV[a + 8], ARGV[a + 9]
-      f[6], f[7], f[8] = opt(ARGV[a + 10]), opt(ARGV[a + 11]), opt(ARGV[a + 12])
-      f[9] = ARGV[a + 13] == '1'
+      f[4], f[5], f[9] = seq, ARGV[a + 7], ARGV[a + 8] == '1'
+      if keys then f[6], f[7], f[8] = opt(ARGV[a + 10]), opt(ARGV[a + 11]), opt(ARGV[a + 12]) end
     else
       f[3] = f[3] or (f[2] and '') -- missing or stale: reported below
     end
+    nxt = keys and a + 13 or a + 10
   else
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
       'concurrencyKey', 'deadlineAt')
@@ -58,8 +52,21 @@ for i = 0, n - 1 do
     leaseRem[#leaseRem + 1] = id
     if st ~= SUBMITTING then pollRem[#pollRem + 1] = id end
     if f[9] then deadRem[#deadRem + 1] = id end
-    if st ~= SUBMITTING then push(stRem, st, id) end -- SUBMITTING has no status set
-    push(stAdd, to, f[4], id)
+    if st ~= SUBMITTING then -- SUBMITTING has no status set
+      local l = stRem[st]
+      if not l then
+        l = {}
+        stRem[st] = l
+      end
+      l[#l + 1] = id
+    end
+    local l = stAdd[to]
+    if not l then
+      l = {}
+      stAdd[to] = l
+    end
+    l[#l + 1] = f[4]
+    l[#l + 1] = id
     finAdd[#finAdd + 1] = nowS
     finAdd[#finAdd + 1] = id
     -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
@@ -81,8 +88,9 @@ for i = 0, n - 1 do
       end
     end
     redis.call('HSET', tk, unpack(set))
-    if known then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
+    if seq ~= '' then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
   end
+  a = nxt
 end
 if #leaseRem > 0 then
   redis.call('ZREM', K.leases, unpack(leaseRem))
