@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     await target.begin('prof');
     await submitAll(target, makeJobs(n, 42), 1000);
     await admin.config('RESETSTAT');
+    const cpuBefore = serverCpu(await admin.info('cpu'));
     const done = new Countdown(n, 120_000, 'drain');
     const out = process.env.PROFILE_OUT;
     const session = out ? new Session() : null;
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
     }
     await w.stop();
     const stats = (await admin.info('commandstats')).split('\n').filter((l) => l.startsWith('cmdstat_'));
-    const server = (await admin.info('cpu')).split('\n').filter((l) => l.startsWith('used_cpu'));
+    const serverUs = serverCpu(await admin.info('cpu')) - cpuBefore;
     console.log(`${id}: ${n} tasks in ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s`);
     console.log(`client CPU: user ${(cpu.user / 1000).toFixed(0)} ms, system ${(cpu.system / 1000).toFixed(0)} ms`);
     let total = 0;
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
     for (const r of rows.slice(0, 12)) {
       console.log(`  ${r.cmd.padEnd(16)} calls ${String(r.calls).padStart(7)}  total ${(r.usec / 1000).toFixed(0).padStart(6)} ms  ${r.perCall.toFixed(1).padStart(7)} µs/call  ${(r.calls / n).toFixed(2)} calls/task`);
     }
-    console.log(`  redis busy ${(total / 1000).toFixed(0)} ms of ${elapsed.toFixed(0)} ms wall; ${server.join(' ')}`);
+    console.log(`  redis busy ${(total / 1000).toFixed(0)} ms of ${elapsed.toFixed(0)} ms wall; redis-server CPU during the drain ${(serverUs / 1000).toFixed(0)} ms = ${(serverUs / n).toFixed(1)} µs/task`);
   } finally {
     await target.end().catch(() => undefined);
     await target.close();
@@ -71,3 +72,9 @@ main().then(() => process.exit(0), (e) => {
   console.error(e);
   process.exit(1);
 });
+
+/** redis-server used_cpu (user + system) in µs from INFO cpu. */
+function serverCpu(info: string): number {
+  const v = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)![1]);
+  return (v('used_cpu_user') + v('used_cpu_sys')) * 1e6;
+}
