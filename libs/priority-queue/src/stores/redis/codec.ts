@@ -10,7 +10,8 @@ import { laneKey } from '../../core/admission';
  * Every other property is one field (numbers as decimal strings, booleans as '1' / '0', result
  * as JSON); a null property is an absent field, and so are attempts / pollErrors /
  * cancelRequested while 0 and updatedAt until the first change; a terminal task may keep the
- * lease fields of its last lease, which mean nothing (it holds no lease). Fields starting with `_`
+ * lease fields of its last lease, which mean nothing (it holds no lease), and its updatedAt is
+ * its finishedAt (complete.lua does not write updatedAt). Fields starting with `_`
  * are the store's own (order key, lane id).
  */
 export function hashToObject(flat: readonly string[]): Record<string, string> {
@@ -113,7 +114,7 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     nextPollAt: num(h.nextPollAt),
     pollErrors: Number(h.pollErrors ?? 0),
     cancelRequested: h.cancelRequested === '1',
-    updatedAt: Number(h.updatedAt ?? h.createdAt),
+    updatedAt: Number((terminal ? h.finishedAt : h.updatedAt) ?? h.updatedAt ?? h.createdAt),
     finishedAt: num(h.finishedAt),
   };
 }

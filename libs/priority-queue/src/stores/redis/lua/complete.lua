@@ -70,15 +70,21 @@ for _ = 1, n do
     finAdd[#finAdd + 1] = nowS
     finAdd[#finAdd + 1] = id
     -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
-    -- an in-flight task has no result, so only a cleared error is a field to delete
-    local set = { 'status', to, 'finishedAt', nowS, 'updatedAt', nowS, 'version', fmt(tonumber(f[2]) + 1) }
-    local result = opt(ARGV[a + 4])
-    if result then
-      set[#set + 1] = 'result'
-      set[#set + 1] = result
-    end
-    local e = ARGV[a + 5]
-    if e ~= '~' then
+    -- an in-flight task has no result, so only a cleared error is a field to delete; updatedAt
+    -- of a terminal task is its finishedAt (decodeHash)
+    local v, result, e = fmt(tonumber(f[2]) + 1), opt(ARGV[a + 4]), ARGV[a + 5]
+    if e == '~' then
+      if result then
+        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)
+      else
+        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v)
+      end
+    else
+      local set = { 'status', to, 'finishedAt', nowS, 'version', v }
+      if result then
+        set[#set + 1] = 'result'
+        set[#set + 1] = result
+      end
       e = opt(e)
       if e then
         set[#set + 1] = 'error'
@@ -86,8 +92,8 @@ for _ = 1, n do
       else
         redis.call('HDEL', tk, 'error')
       end
+      redis.call('HSET', tk, unpack(set))
     end
-    redis.call('HSET', tk, unpack(set))
     if seq ~= '' then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
   end
   a = nxt
