@@ -77,6 +77,14 @@ describe('RedisTaskStore specifics', () => {
       await expect(other.complete(forged, { status: TaskStatus.SUCCEEDED })).rejects.toBeInstanceOf(StaleLeaseError);
     }
     for (const t of done) expect(await store.get(t.id)).toEqual(t);
+    // a claimed task with an error (retried) and separator bytes in its id, error and payload
+    const [{ task: odd }] = await store.create([noopTask({ id: 'a\u001fb\u001f', payload: { s: '\u001f' }, timeoutMs: 60_000 })]);
+    const [first] = (await store.claimSubmissions({ owner: 'me', limit: 1, leaseMs: 30_000 })).claimed;
+    expect(first.id).toBe(odd.id);
+    await store.retry(fenceOf(first), { delayMs: 0, error: 'x\u001fy' });
+    const [second] = (await store.claimSubmissions({ owner: 'me', limit: 1, leaseMs: 30_000 })).claimed;
+    expect(second).toMatchObject({ id: odd.id, error: 'x\u001fy', attempts: 1 });
+    expect(second).toEqual(await store.get(odd.id));
   });
 
   it.each([0, 1, 60_000, MAX_AGING_INTERVAL_MS])(

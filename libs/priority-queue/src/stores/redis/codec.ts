@@ -21,40 +21,39 @@ export function hashToObject(flat: readonly string[]): Record<string, string> {
 }
 
 /**
- * The fields claim_submissions.lua reads (HMGET, null when absent) and returns for a claimed
- * task, followed by its lane member: the immutable blob `d` plus every field a PENDING_SUBMIT
- * task may have that its order key does not hold (priority, runAt, createdAt and seq are read
- * from the lane member, see claimedHash). A pending task never has a lease, result, externalId,
- * nextPollAt, pollErrors, cancelRequested or finishedAt.
+ * The fields claim_submissions.lua reads (HMGET) of a claimed task: the immutable blob `d` plus
+ * every field a PENDING_SUBMIT task may have that its order key does not hold (priority, runAt,
+ * createdAt and seq are read from the lane member, see claimedHash). A pending task never has a
+ * lease, result, externalId, nextPollAt, pollErrors, cancelRequested or finishedAt.
  */
 export const CLAIM_FIELDS = ['d', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt'] as const;
 
 const TWO52 = 2 ** 52;
+const SEP = '\x1f';
 
 /**
- * The hash of a claimed task as it was before the claim, from claim_submissions.lua's values:
- * CLAIM_FIELDS, then the lane member (core/order-key.ts encodeOrderKey .. id; with aging the
- * key starts with 16 more hex digits): priority, runAt, createdAt and seq as the server holds
- * them (decimal strings).
+ * The hash of a claimed task as it was before the claim, from claim_submissions.lua's string
+ * for it: version, attempts, updatedAt, deadlineAt ('' = absent), `d` and the lane member
+ * (core/order-key.ts encodeOrderKey .. id; with aging the key starts with 16 more hex digits),
+ * joined by \x1f (d is JSON, which escapes it; the member is last), and its error text if any.
+ * Priority, runAt, createdAt and seq come from the order key, as the server holds them.
  */
-export function claimedHash(values: ReadonlyArray<string | null>, agingIntervalMs: number): Record<string, string> {
-  const h = valuesToHash(CLAIM_FIELDS, values);
-  const m = values[CLAIM_FIELDS.length]!;
-  const o = agingIntervalMs > 0 ? 16 : 0;
-  h.priority = String(2147483647 - parseInt(m.slice(o, o + 8), 16));
-  h.runAt = String(parseInt(m.slice(o + 8, o + 22), 16) - TWO52);
-  h.createdAt = String(parseInt(m.slice(o + 22, o + 36), 16) - TWO52);
-  h.seq = String(parseInt(m.slice(o + 36, o + 50), 16));
-  return h;
-}
-
-/** Values of `fields` (null = absent) to a task hash. */
-export function valuesToHash(fields: readonly string[], values: ReadonlyArray<string | null>): Record<string, string> {
-  const h: Record<string, string> = {};
-  for (let i = 0; i < fields.length; i++) {
-    const v = values[i];
-    if (v !== null && v !== undefined) h[fields[i]] = v;
-  }
+export function claimedHash(s: string, error: string | undefined, agingIntervalMs: number): Record<string, string> {
+  const e1 = s.indexOf(SEP);
+  const e2 = s.indexOf(SEP, e1 + 1);
+  const e3 = s.indexOf(SEP, e2 + 1);
+  const e4 = s.indexOf(SEP, e3 + 1);
+  const e5 = s.indexOf(SEP, e4 + 1);
+  const h: Record<string, string> = { version: s.slice(0, e1), d: s.slice(e4 + 1, e5) };
+  if (e2 > e1 + 1) h.attempts = s.slice(e1 + 1, e2);
+  if (e3 > e2 + 1) h.updatedAt = s.slice(e2 + 1, e3);
+  if (e4 > e3 + 1) h.deadlineAt = s.slice(e3 + 1, e4);
+  if (error !== undefined) h.error = error;
+  const o = e5 + 1 + (agingIntervalMs > 0 ? 16 : 0);
+  h.priority = String(2147483647 - parseInt(s.slice(o, o + 8), 16));
+  h.runAt = String(parseInt(s.slice(o + 8, o + 22), 16) - TWO52);
+  h.createdAt = String(parseInt(s.slice(o + 22, o + 36), 16) - TWO52);
+  h.seq = String(parseInt(s.slice(o + 36, o + 50), 16));
   return h;
 }
 

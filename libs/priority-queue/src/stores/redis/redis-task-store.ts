@@ -189,16 +189,18 @@ export class RedisTaskStore implements TaskStore {
 
   async claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
     const lbase = leasePrefix();
-    const [now, leaseUntil, claimed, timedOut, wake] = (await this.run('claim_submissions', [
+    const [now, leaseUntil, claimed, errs, timedOut, wake] = (await this.run('claim_submissions', [
       request.owner,
       String(Math.max(0, request.limit)),
       String(request.leaseMs),
       lbase,
-    ])) as [string, string, Array<Array<string | null>>, Flat[], string?];
+    ])) as [string, string, string[], Array<number | string>, Flat[], string?];
+    const errors = new Map<number, string>();
+    for (let i = 0; i < errs.length; i += 2) errors.set(Number(errs[i]), String(errs[i + 1]));
     return {
       // the script returns each hash as it was before the claim: apply the claim's writes
       claimed: claimed.map((values, i) => {
-        const h = claimedHash(values, this.agingIntervalMs);
+        const h = claimedHash(values, errors.get(i + 1), this.agingIntervalMs);
         h.status = TaskStatus.SUBMITTING;
         h.leaseOwner = request.owner;
         h.leaseId = lbase + (i + 1);

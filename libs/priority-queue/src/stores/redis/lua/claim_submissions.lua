@@ -8,11 +8,12 @@
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
--- Returns: { now, leaseUntil, claimed, timedOut, nextWakeAt (ms string) or nil }: claimed = the values
---          of CLAIM_FIELDS (codec.ts; HMGET) of each claimed task as it was BEFORE the claim, then its
---          lane member (order key .. id: priority, runAt, createdAt, seq and id; codec.ts
---          claimedHash) (the caller applies status SUBMITTING,
---          leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
+-- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil }: claimed = one
+--          string per claimed task, its values as they were BEFORE the claim: version, attempts,
+--          updatedAt, deadlineAt, d and its lane member (order key .. id: priority, runAt,
+--          createdAt, seq and id), joined by SEP ('' = absent; codec.ts claimedHash); errs = { i,
+--          error text, ... } for the claimed tasks that have an error (the caller applies status
+--          SUBMITTING, leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
 --          timedOut = HGETALL of each task that timed out
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local MAX_PROMOTE, MAX_TIMEOUTS = 5000, 1000
@@ -134,7 +135,7 @@ end
 
 -- Index writes of the claimed tasks, gathered and done with one command per index at the end.
 local stRem, leaseAdd, dueRem, pendDec, provInc = {}, {}, {}, {}, {}, {}
-local claimed, timedOut = {}, {}
+local claimed, errs, timedOut = {}, {}, {}
 local leaseUntil = fmt(NOW + leaseMs)
 local nowS = fmt(NOW)
 local laneKeys = {}
@@ -200,8 +201,15 @@ while not stop and not backlog and #claimed < limit do
       else
         used = used + 1
         if interval then pl.tat = math.max(pl.tat, NOW) + interval end
-        vals[#CLAIM_FIELDS + 1] = mem -- the client reads priority, runAt, createdAt, seq and id from it
-        claimed[#claimed + 1] = vals
+        -- one reply element per task (each element of a script's reply costs as much as a field
+        -- of HMGET): the values that cannot hold SEP, `d` (JSON escapes it) and the lane member
+        -- last; an error text goes to errs
+        claimed[#claimed + 1] = version .. SEP .. (vals[CF.attempts] or '') .. SEP .. (vals[CF.updatedAt] or '') .. SEP ..
+          (vals[CF.deadlineAt] or '') .. SEP .. vals[CF.d] .. SEP .. mem
+        if vals[CF.error] then
+          errs[#errs + 1] = #claimed
+          errs[#errs + 1] = vals[CF.error]
+        end
         redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
           'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
         stRem[#stRem + 1] = id
@@ -284,5 +292,5 @@ else
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end
 wake()
-if nextWake then return { nowS, leaseUntil, claimed, timedOut, fmt(nextWake) } end
-return { nowS, leaseUntil, claimed, timedOut }
+if nextWake then return { nowS, leaseUntil, claimed, errs, timedOut, fmt(nextWake) } end
+return { nowS, leaseUntil, claimed, errs, timedOut }
