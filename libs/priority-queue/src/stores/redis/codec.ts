@@ -20,14 +20,6 @@ export function hashToObject(flat: readonly string[]): Record<string, string> {
   return o;
 }
 
-/**
- * The fields claim_submissions.lua reads (HMGET) of a claimed task: the immutable blob `d` plus
- * every field a PENDING_SUBMIT task may have that its order key does not hold (priority, runAt,
- * createdAt and seq are read from the lane member, see claimedHash). A pending task never has a
- * lease, result, externalId, nextPollAt, pollErrors, cancelRequested or finishedAt.
- */
-export const CLAIM_FIELDS = ['d', 'version', 'attempts', 'error', 'updatedAt', 'deadlineAt'] as const;
-
 const TWO52 = 2 ** 52;
 const SEP = '\x1f';
 

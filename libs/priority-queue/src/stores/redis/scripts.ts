@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
-import { CLAIM_FIELDS } from './codec';
 import { DYNAMIC_KEYS, FIXED_KEYS, WAKE_CHANNEL_SUFFIX } from './keys';
 
 /**
@@ -53,10 +52,7 @@ function prelude(): string {
 
 /** Generated definitions that only the scripts using them get (like lib.lua's helpers). */
 function generatedHelpers(): LibBlock[] {
-  return [
-    { names: ['CLAIM_FIELDS'], text: `local CLAIM_FIELDS = { ${CLAIM_FIELDS.map(str).join(', ')} }\n` },
-    { names: ['CF'], text: `local CF = { ${CLAIM_FIELDS.map((f, i) => `${f} = ${i + 1}`).join(', ')} }\n` },
-  ];
+  return [];
 }
 
 /** Every K.<name> a script uses must be a fixed key of keys.ts (checked here, not per call). */

@@ -189,8 +189,11 @@ while not stop and not backlog and #claimed < limit do
       local mem = members[i]
       local id = string.sub(mem, KEYW + 1)
       local tk = dk('task', id)
-      local vals = redis.call('HMGET', tk, unpack(CLAIM_FIELDS))
-      local deadline, version = tonumber(vals[CF.deadlineAt]), vals[CF.version]
+      -- d, version, deadlineAt; a task never changed since create (version 1: every change bumps
+      -- it) has no attempts, error or updatedAt, so only another one reads them
+      local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt')
+      local deadline, version = tonumber(vals[3]), vals[2]
+      local more = version ~= '1' and redis.call('HMGET', tk, 'attempts', 'error', 'updatedAt')
       local ph = string.sub(mem, KEYW - 49, KEYW - 42) -- the order key's priority part
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
@@ -204,11 +207,15 @@ while not stop and not backlog and #claimed < limit do
         -- one reply element per task (each element of a script's reply costs as much as a field
         -- of HMGET): the values that cannot hold SEP, `d` (JSON escapes it) and the lane member
         -- last; an error text goes to errs
-        claimed[#claimed + 1] = version .. SEP .. (vals[CF.attempts] or '') .. SEP .. (vals[CF.updatedAt] or '') .. SEP ..
-          (vals[CF.deadlineAt] or '') .. SEP .. vals[CF.d] .. SEP .. mem
-        if vals[CF.error] then
-          errs[#errs + 1] = #claimed
-          errs[#errs + 1] = vals[CF.error]
+        if more then
+          claimed[#claimed + 1] = version .. SEP .. (more[1] or '') .. SEP .. (more[3] or '') .. SEP .. (vals[3] or '') ..
+            SEP .. vals[1] .. SEP .. mem
+          if more[2] then
+            errs[#errs + 1] = #claimed
+            errs[#errs + 1] = more[2]
+          end
+        else
+          claimed[#claimed + 1] = version .. SEP .. SEP .. SEP .. (vals[3] or '') .. SEP .. vals[1] .. SEP .. mem
         end
         redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
           'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
