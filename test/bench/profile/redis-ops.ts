@@ -107,13 +107,13 @@ async function main(): Promise<void> {
     console.log(`claim per call of ${batch}: median ${ct.median} µs = ${(ct.median / batch).toFixed(2)} µs/task, lower quartile ${(ct.q1 / batch).toFixed(2)} µs/task (${ct.calls} calls)`);
     console.log(`claim in batches of ${batch}: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task, ${(s.usec / s.calls).toFixed(0)} µs/script call; ${s.detail}`);
     t = nowMs();
-    for (const c of chunks(claimed, 16)) {
+    for (const c of chunks(claimed, batch)) {
       await Promise.all(c.map((task) => store.complete(fenceOf(task), { status: TaskStatus.SUCCEEDED, result: null })));
     }
     phase('complete');
     ct = await callTimes(admin);
     s = await busy(admin);
-    console.log(`complete per call of 16: median ${ct.median} µs = ${(ct.median / 16).toFixed(2)} µs/task, lower quartile ${(ct.q1 / 16).toFixed(2)} µs/task (${ct.calls} calls)`);
+    console.log(`complete per call of ${batch}: median ${ct.median} µs = ${(ct.median / batch).toFixed(2)} µs/task, lower quartile ${(ct.q1 / batch).toFixed(2)} µs/task (${ct.calls} calls)`);
     console.log(`complete: wall ${(nowMs() - t).toFixed(0)} ms, redis ${(s.usec / 1000).toFixed(0)} ms = ${(s.usec / n).toFixed(1)} µs/task, server CPU ${(s.cpu / n).toFixed(1)} µs/task; ${s.detail}`);
     await admin.config('SET', 'slowlog-log-slower-than', '10000');
     if (cg) return;
