@@ -265,13 +265,16 @@ export class RedisTaskStore implements TaskStore {
     const known = batch.map((c) => this.leased.match(c.fence.id, c.fence.leaseId, c.fence.version));
     const args: string[] = [String(batch.length)];
     batch.forEach((c, i) => {
-      args.push(c.fence.id, c.fence.leaseId, String(c.fence.version), c.status, optArg(c.result), c.error);
+      args.push(c.fence.id, c.fence.leaseId, String(c.fence.version));
+      if (c.result === null && c.error === '~') args.push(c.status);
+      else args.push('+' + c.status, optArg(c.result), c.error);
       const k = known[i];
       if (k) {
         const t = k.task;
-        args.push(k.hash.seq, t.providerKey, t.deadlineAt === null ? '0' : '1');
-        if (t.accountId === null && t.tenantId === null && t.concurrencyKey === null) args.push('0');
-        else args.push('1', optArg(t.accountId), optArg(t.tenantId), optArg(t.concurrencyKey));
+        const deadline = t.deadlineAt === null ? 0 : 1;
+        args.push(k.hash.seq, t.providerKey);
+        if (t.accountId === null && t.tenantId === null && t.concurrencyKey === null) args.push(String(deadline));
+        else args.push(String(deadline + 2), optArg(t.accountId), optArg(t.tenantId), optArg(t.concurrencyKey));
       } else {
         args.push('');
       }

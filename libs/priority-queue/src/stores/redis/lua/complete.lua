@@ -4,12 +4,13 @@
 -- a wake when that unparks lanes). Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
 --       inflight_*, lanepark, parkedres, ready, laneready
--- ARGV[4] n, then per task: id, leaseId, version, terminal status, result JSON (opt), error (opt;
---         '~' = unchanged), then seq when the caller holds the task at this version (it rebuilds
---         the written task itself) else '' and nothing more; after a seq: providerKey, '1' | '0'
---         for whether it has a deadline, '1' | '0' for whether it has admission keys, and after a
---         '1' its accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the
---         fence (lease id and version) proves them current, so only the fence and status are read
+-- ARGV[4] n, then per task: id, leaseId, version, the terminal status, or '+' .. the status
+--         followed by result JSON (opt) and error (opt; '~' = unchanged) (the plain status means
+--         a null result and the error unchanged), then seq when the caller holds the task at this
+--         version (it rebuilds the written task itself) else '' and nothing more; after a seq:
+--         providerKey, flags (1: has a deadline, + 2: has admission keys) and, with keys, its
+--         accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the fence
+--         (lease id and version) proves them current, so only the fence and status are read
 -- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
 --          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
@@ -19,21 +20,28 @@ local leaseRem, pollRem, deadRem, finAdd, provDec, stRem, stAdd = {}, {}, {}, {}
 local a = 5
 for _ = 1, n do
   local id, to = ARGV[a], ARGV[a + 3]
+  local result, e = false, '~'
+  local p = a + 4
+  if string.byte(to, 1) == 43 then -- '+': a result and an error follow
+    to, result, e = string.sub(to, 2), opt(ARGV[p]), ARGV[p + 1]
+    p = p + 2
+  end
   local tk = dk('task', id)
-  local seq = ARGV[a + 6]
-  local nxt = a + 7
+  local seq = ARGV[p]
+  local nxt = p + 1
   local f
   if seq ~= '' then
     -- the caller holds the task: its status is read with the fence, the rest comes from the call
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status')
-    local keys = ARGV[a + 9] == '1'
+    local flags = tonumber(ARGV[p + 2])
+    local keys = flags >= 2
     if f[2] and f[1] == ARGV[a + 1] and f[2] == ARGV[a + 2] then
-      f[4], f[5], f[9] = seq, ARGV[a + 7], ARGV[a + 8] == '1'
-      if keys then f[6], f[7], f[8] = opt(ARGV[a + 10]), opt(ARGV[a + 11]), opt(ARGV[a + 12]) end
+      f[4], f[5], f[9] = seq, ARGV[p + 1], flags % 2 == 1
+      if keys then f[6], f[7], f[8] = opt(ARGV[p + 3]), opt(ARGV[p + 4]), opt(ARGV[p + 5]) end
     else
       f[3] = f[3] or (f[2] and '') -- missing or stale: reported below
     end
-    nxt = keys and a + 13 or a + 10
+    nxt = keys and p + 6 or p + 3
   else
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
       'concurrencyKey', 'deadlineAt')
@@ -72,7 +80,7 @@ for _ = 1, n do
     -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
     -- an in-flight task has no result, so only a cleared error is a field to delete; updatedAt
     -- of a terminal task is its finishedAt (decodeHash)
-    local v, result, e = fmt(tonumber(f[2]) + 1), opt(ARGV[a + 4]), ARGV[a + 5]
+    local v = fmt(tonumber(f[2]) + 1)
     if e == '~' then
       if result then
         redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)
