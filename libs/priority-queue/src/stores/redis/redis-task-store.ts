@@ -281,10 +281,12 @@ export class RedisTaskStore implements TaskStore {
     });
     const done = this.run('complete', args).then(
       (reply) => {
-        const [now, ...rows] = reply as [string, ...Array<1 | string | Flat>];
+        const [now, ...listed] = reply as [string, ...Array<number | string | Flat>];
+        const rows = new Map<number, string | Flat>();
+        for (let j = 0; j < listed.length; j += 2) rows.set(Number(listed[j]), listed[j + 1] as string | Flat);
         batch.forEach((c, i) => {
           try {
-            c.resolve(this.completed(c, rows[i], known[i], now));
+            c.resolve(this.completed(c, rows.get(i + 1) ?? 1, known[i], now));
           } catch (e) {
             c.reject(e);
           }

@@ -11,14 +11,22 @@
 --         providerKey, flags (1: has a deadline, + 2: has admission keys) and, with keys, its
 --         accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the fence
 --         (lease id and version) proves them current, so only the fence and status are read
--- Returns: { now, r_1 .. r_n } with r_i = 1 (written; caller rebuilds), the HGETALL of the
---          written task, or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
+-- Returns: { now, i, r_i, ... } listing only the tasks whose reply r_i is not 1 (1 = written, the
+--          caller rebuilds it): the HGETALL of the written task (a task the caller does not
+--          hold) or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
 local nowS = fmt(NOW)
 local out = { nowS }
+-- only the tasks whose reply is not 1 are listed (each reply element costs)
+local i = 0
+local function row(r)
+  out[#out + 1] = i
+  out[#out + 1] = r
+end
 local leaseRem, pollRem, deadRem, finAdd, provDec, stRem, stAdd = {}, {}, {}, {}, {}, {}, {}
 local a = 5
 for _ = 1, n do
+  i = i + 1
   local id, to = ARGV[a], ARGV[a + 3]
   local result, e = false, '~'
   local p = a + 4
@@ -48,11 +56,11 @@ for _ = 1, n do
   end
   local st = f[3]
   if not st then
-    out[#out + 1] = 'PQ_NOTFOUND'
+    row('PQ_NOTFOUND')
   elseif f[1] ~= ARGV[a + 1] or f[2] ~= ARGV[a + 2] or TERMINAL[st] then
-    out[#out + 1] = 'PQ_STALE'
+    row('PQ_STALE')
   elseif not INFLIGHT[st] then
-    out[#out + 1] = 'PQ_STATE ' .. st
+    row('PQ_STATE ' .. st)
   else
     local prov, acct, ten, ck = f[5], f[6], f[7], f[8]
     provDec[prov] = (provDec[prov] or 0) + 1
@@ -102,7 +110,7 @@ for _ = 1, n do
       end
       redis.call('HSET', tk, unpack(set))
     end
-    if seq ~= '' then out[#out + 1] = 1 else out[#out + 1] = taskOf(id) end
+    if seq == '' then row(taskOf(id)) end
   end
   a = nxt
 end
