@@ -1,5 +1,5 @@
 import type { TableNames } from '../names';
-import { laneAdmission, nextWake, PG_TASK_RESULT, pgClaimFunctionName, releasesAndRate } from './pg-functions';
+import { bestLaneAndNext, laneAdmission, nextWake, PG_TASK_RESULT, pgClaimFunctionName, releasesAndRate, upsertLaneHeads } from './pg-functions';
 
 /**
  * `<prefix>claim(...)`, schema version 3 (PostgreSQL). Same contract as v2 (pg-functions.ts):
@@ -58,7 +58,6 @@ export function claimFunctionV3(t: TableNames, key: 'seq' | 'id' = 'seq'): strin
   // claim-submissions.pg.ts) or does not read: fewer bytes to format, send and parse
   const claimedCols = PG_TASK_RESULT.map(([c, ty]) => (CALLER_KNOWS.has(c) ? `NULL::${ty}` : `x.${c}`)).join(', ');
   const order = 'k1, k2, run_at, created_at, seq';
-  const laneOrder = 'h1, h2, h_run_at, h_created_at, h_seq';
   const BIG = '9223372036854775807';
   const pending = `queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0`;
   return `CREATE OR REPLACE FUNCTION ${pgClaimFunctionName(t)}(
@@ -113,14 +112,7 @@ ${releasesAndRate(t)}
     WITH d AS (DELETE FROM ${M} WHERE queue = p_queue
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
     mb AS (SELECT DISTINCT ON (lane_key) * FROM d ORDER BY lane_key, ${order})
-    INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
-      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
-    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
-    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
-      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
-      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
-    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
-      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
+${upsertLaneHeads(L)}
   END IF;
 
   -- 4b. merge due staged tasks: a lane's head changes only when the best merged task is better
@@ -129,26 +121,13 @@ ${releasesAndRate(t)}
       WHERE ${key} IN (SELECT ${key} FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
     mb AS (SELECT DISTINCT ON (lane_key) * FROM m ORDER BY lane_key, ${order})
-    INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
-      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
-    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
-    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
-      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
-      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
-    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
-      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
+${upsertLaneHeads(L)}
   END IF;
 
   -- 5. the lanes loop (LANES.md), set-wise per lane
   WHILE v_n < p_limit AND v_iter < 4 * p_limit + 64 LOOP
     v_iter := v_iter + 1;
-    SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq INTO vl
-      FROM ${L} WHERE queue = p_queue AND ready = 1 ORDER BY ${laneOrder} LIMIT 1;
-    EXIT WHEN NOT FOUND;
-    SELECT h1, h2, h_run_at, h_created_at, h_seq INTO vb
-      FROM ${L} WHERE queue = p_queue AND ready = 1
-        AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
-      ORDER BY ${laneOrder} LIMIT 1;
+${bestLaneAndNext(L)}
     -- the bound: the second-best head, or above every key
     v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
       ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;

@@ -137,6 +137,34 @@ END
 $fn$`;
 }
 
+/**
+ * Statement tail shared by the claim functions: from a CTE `mb` holding one best candidate per
+ * lane (lane_key, admission keys, k1, k2, run_at, created_at, seq, priority), a lane's head moves
+ * to it only when it is better than the stored head (or the lane has none).
+ */
+export function upsertLaneHeads(L: string): string {
+  return `    INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
+      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
+    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
+    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
+      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
+      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
+    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
+      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);`;
+}
+
+/** PL/pgSQL: the best ready lane into `vl` (exit the loop when none) and the next-best head into `vb`. */
+export function bestLaneAndNext(L: string): string {
+  const laneOrder = 'h1, h2, h_run_at, h_created_at, h_seq';
+  return `    SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq INTO vl
+      FROM ${L} WHERE queue = p_queue AND ready = 1 ORDER BY ${laneOrder} LIMIT 1;
+    EXIT WHEN NOT FOUND;
+    SELECT h1, h2, h_run_at, h_created_at, h_seq INTO vb
+      FROM ${L} WHERE queue = p_queue AND ready = 1
+        AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
+      ORDER BY ${laneOrder} LIMIT 1;`;
+}
+
 const BIG = '9223372036854775807';
 
 function claimFunction(t: TableNames): string {
@@ -144,7 +172,6 @@ function claimFunction(t: TableNames): string {
   const out = PG_TASK_RESULT.map(([c, ty]) => `o_${c} ${ty}`).join(', ');
   const cols = PG_TASK_RESULT.map(([c]) => `x.${c}`).join(', ');
   const order = 'k1, k2, run_at, created_at, seq';
-  const laneOrder = 'h1, h2, h_run_at, h_created_at, h_seq';
   return `CREATE OR REPLACE FUNCTION ${pgClaimFunctionName(t)}(
   p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar,
   p_lock1 integer, p_lock2 integer)
@@ -195,26 +222,13 @@ ${releasesAndRate(t)}
       WHERE seq IN (SELECT seq FROM ${T} WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
     mb AS (SELECT DISTINCT ON (lane_key) * FROM m ORDER BY lane_key, ${order})
-    INSERT INTO ${L} AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
-      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
-    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
-    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
-      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
-      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
-    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
-      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
+${upsertLaneHeads(L)}
   END IF;
 
   -- 5. the lanes loop (LANES.md), set-wise per lane
   WHILE v_n < p_limit AND v_iter < 4 * p_limit + 64 LOOP
     v_iter := v_iter + 1;
-    SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq INTO vl
-      FROM ${L} WHERE queue = p_queue AND ready = 1 ORDER BY ${laneOrder} LIMIT 1;
-    EXIT WHEN NOT FOUND;
-    SELECT h1, h2, h_run_at, h_created_at, h_seq INTO vb
-      FROM ${L} WHERE queue = p_queue AND ready = 1
-        AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
-      ORDER BY ${laneOrder} LIMIT 1;
+${bestLaneAndNext(L)}
     -- the bound: the second-best head, or above every key (so the bound is always an index condition)
     v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
       ELSE ARRAY[${BIG}, ${BIG}, ${BIG}, ${BIG}, ${BIG}]::bigint[] END;
