@@ -32,6 +32,19 @@ function setup(handler: TaskHandler, options: TaskTypeOptions = {}, workerOpts: 
   return { clock, store, queue, worker, step, seen };
 }
 
+/**
+ * Five rounds of 40 ms real time while the store clock moves 25 ms each (store time moves slower
+ * than real time: a late timer cannot fail a test); with leaseMs 90 and renewals every 30 ms of
+ * real time, no lease may expire.
+ */
+async function expectLeasesKept(clock: ManualClock, store: MemoryTaskStore): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    await new Promise((r) => setTimeout(r, 40));
+    clock.advance(25);
+    expect(await store.recoverExpired(10)).toEqual([]);
+  }
+}
+
 describe('Worker', () => {
   it('retries an idempotent submit error with exponential back-off, then fails at maxAttempts', async () => {
     let calls = 0;
@@ -144,11 +157,7 @@ describe('Worker', () => {
     const { clock, queue, worker, store } = setup({ run: () => gate.then(() => 'ok') }, {}, { leaseMs: 90 });
     const t = await queue.submit({ type: 'job' });
     await worker.tick();
-    for (let i = 0; i < 5; i++) {
-      await new Promise((r) => setTimeout(r, 40)); // a renewal every 30 ms of real time
-      clock.advance(25); // store time moves slower than real time: a late timer cannot fail the test
-      expect(await store.recoverExpired(10)).toEqual([]);
-    }
+    await expectLeasesKept(clock, store);
     release();
     await worker.whenIdle();
     expect((await queue.get(t.id))!.status).toBe(TaskStatus.SUCCEEDED);
@@ -249,11 +258,7 @@ describe('Worker with prefetch', () => {
     const { clock, queue, worker, store } = setup({ run: () => gate }, {}, { concurrency: 1, prefetch: 1, leaseMs: 90 });
     await queue.submitMany([{ type: 'job', priority: 1 }, { type: 'job' }]);
     expect(await worker.tick()).toBe(2);
-    for (let i = 0; i < 5; i++) {
-      await new Promise((r) => setTimeout(r, 40)); // a renewal every 30 ms of real time
-      clock.advance(25); // store time moves slower than real time: a late timer cannot fail the test
-      expect(await store.recoverExpired(10)).toEqual([]);
-    }
+    await expectLeasesKept(clock, store);
     release();
     await worker.whenIdle();
     expect((await queue.stats()).byStatus.SUCCEEDED).toBe(2);
