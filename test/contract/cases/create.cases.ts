@@ -1,4 +1,4 @@
-import { StaleLeaseError, TaskStatus, fenceOf } from 'nestjs-priority-queue/core';
+import { StaleLeaseError, TaskStatus, ValidationError, fenceOf } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, T0 } from '../harness';
 
@@ -11,6 +11,13 @@ export function createCases(ctx: ContractContext): void {
     h.clock.advance(1234);
     expect(await h.store.now()).toBe(T0 + 1234);
     expect(h.store.agingIntervalMs).toBe(0);
+  });
+
+  it('a bad agingIntervalMs is refused with a ValidationError that names the option', async () => {
+    for (const bad of [-1, 1.5, 1_000_000_001, Number.NaN]) {
+      await expect(ctx.open({ agingIntervalMs: bad })).rejects.toThrow(ValidationError);
+      await expect(ctx.open({ agingIntervalMs: bad })).rejects.toThrow(/agingIntervalMs/);
+    }
   });
 
   it('new tasks: PENDING_SUBMIT, version 1, attempts 0, times from the store clock, results in input order', async () => {

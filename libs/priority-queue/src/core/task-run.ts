@@ -68,24 +68,18 @@ export class TaskRun {
     }
   }
 
-  /** At shutdown past the grace period: abort the handler; an idempotent submit goes back to the queue. */
-  async handBack(): Promise<void> {
-    this.abortWith(new Error('worker shutting down'));
-    this.renewedAt = null;
-    if (this.lost || this.task.status !== TaskStatus.SUBMITTING || !this.task.idempotent) return;
-    this.lost = true;
-    await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error: 'handed back: worker shut down' }));
-  }
-
   /**
-   * A prefetched submit whose handler never started goes back to the queue (the worker stops):
-   * safe whether or not the task is idempotent, since the provider never saw it.
+   * The worker stops: a submit goes back to the queue. `started`: the handler ran past the grace
+   * period (it is aborted, and only an idempotent submit may go back); otherwise a prefetched
+   * submit that never started goes back whether or not it is idempotent (the provider never saw it).
    */
-  async giveBack(): Promise<void> {
+  async handBack(started = true): Promise<void> {
+    if (started) this.abortWith(new Error('worker shutting down'));
     this.renewedAt = null;
-    if (this.lost || this.task.status !== TaskStatus.SUBMITTING) return;
+    if (this.lost || this.task.status !== TaskStatus.SUBMITTING || (started && !this.task.idempotent)) return;
     this.lost = true;
-    await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error: 'handed back: not started before the worker stopped' }));
+    const error = started ? 'handed back: worker shut down' : 'handed back: not started before the worker stopped';
+    await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error }));
   }
 
   /**

@@ -271,7 +271,7 @@ export class Worker {
     // prefetched tasks that did not start go back to the queue at once
     await Promise.all(
       this.queued.splice(0).map(async (entry) => {
-        await entry.run.giveBack().catch((e) => this.onError(e));
+        await entry.run.handBack(false).catch((e) => this.onError(e));
         this.active.delete(entry.run.task.id);
         entry.finished();
       }),

@@ -12,7 +12,7 @@ import {
 } from '../../core/admission';
 import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
-import { MAX_AGING_INTERVAL_MS } from '../../core/order-key';
+import { validateAgingInterval } from '../../core/validation';
 import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
@@ -93,13 +93,7 @@ export class RedisTaskStore implements TaskStore {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: RedisTaskStoreOptions) {
-    const aging = options.agingIntervalMs ?? 0;
-    if (!Number.isInteger(aging) || aging < 0 || aging > MAX_AGING_INTERVAL_MS) {
-      throw new ValidationError(
-        Messages.invalidOption('agingIntervalMs', aging, `an integer from 0 to ${MAX_AGING_INTERVAL_MS}`),
-      );
-    }
-    this.agingIntervalMs = aging;
+    this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
     this.connection = options.connection;
     this.clock = options.clock ?? null;
     this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
@@ -112,13 +106,7 @@ export class RedisTaskStore implements TaskStore {
       await loadScripts(this.connection);
       const recorded = Number(await this.raw('init', []));
       if (recorded !== this.agingIntervalMs) {
-        throw new ValidationError(
-          Messages.invalidOption(
-            'agingIntervalMs',
-            this.agingIntervalMs,
-            `${recorded}, the value this queue was created with (the order index depends on it); use another queue name to change it`,
-          ),
-        );
+        throw new ValidationError(Messages.agingMismatch(this.keys.base, recorded, this.agingIntervalMs));
       }
     })().catch((e) => {
       this.initialized = null;

@@ -3,7 +3,7 @@ import { compareOrder } from '../../core/order-key';
 import type { Task } from '../../core/task';
 import type { ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
-import type { Row } from './db';
+import { retryOnConflict, type Row } from './db';
 import { num, numOrNull, rowToTask } from './rows';
 import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
 
@@ -17,25 +17,20 @@ import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
   const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, ${c.pgSchema >= 3 ? 'tid, ' : ''}${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
   const [a, b] = c.db.lockKeys;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const batch = randomUUID();
-      const rows = await c.pg!.rows(text, [
-        c.queue,
-        c.clock ? c.clock.now() : null,
-        Math.max(0, Math.floor(req.limit)),
-        req.leaseMs,
-        req.owner,
-        batch,
-        a,
-        b,
-      ]);
-      return fromRows(c, rows, req, batch);
-    } catch (e) {
-      if (attempt >= 5 || !c.d.isRetryable(e)) throw e;
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
-    }
-  }
+  return retryOnConflict(c.d, async () => {
+    const batch = randomUUID();
+    const rows = await c.pg!.rows(text, [
+      c.queue,
+      c.clock ? c.clock.now() : null,
+      Math.max(0, Math.floor(req.limit)),
+      req.leaseMs,
+      req.owner,
+      batch,
+      a,
+      b,
+    ]);
+    return fromRows(c, rows, req, batch);
+  });
 }
 
 function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string): SubmissionClaim {

@@ -3,6 +3,21 @@ import type { Dialect } from './dialects/dialect';
 
 export type Row = Record<string, unknown>;
 
+/**
+ * Runs `fn` again (up to 5 attempts, short random back-off) when the database reports a deadlock,
+ * a serialization failure or a busy lock (dialect.isRetryable); `fn` must be safe to repeat.
+ */
+export async function retryOnConflict<T>(dialect: Dialect, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= 5 || !dialect.isRetryable(e)) throw e;
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
+    }
+  }
+}
+
 /** Runs SQL written with `?` placeholders; `run` returns the affected row count. */
 export interface Exec {
   rows<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
@@ -95,15 +110,9 @@ export class Db {
 
   /** A short transaction; `fn` may run more than once (retry on deadlock), so keep it free of side effects. */
   async tx<T>(fn: (x: Exec, qr: QueryRunner) => Promise<T>, opts: TxOptions = {}): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        if (this.dialect.kind === 'sqlite') return await this.mutex.run(() => this.txOnce(fn, opts));
-        return await this.txOnce(fn, opts);
-      } catch (e) {
-        if (attempt >= 5 || !this.dialect.isRetryable(e)) throw e;
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
-      }
-    }
+    return retryOnConflict(this.dialect, () =>
+      this.dialect.kind === 'sqlite' ? this.mutex.run(() => this.txOnce(fn, opts)) : this.txOnce(fn, opts),
+    );
   }
 
   private async txOnce<T>(fn: (x: Exec, qr: QueryRunner) => Promise<T>, opts: TxOptions): Promise<T> {

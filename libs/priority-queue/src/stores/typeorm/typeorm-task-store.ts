@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
-import { StoreClosedError } from '../../core/errors';
+import { StoreClosedError, ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
-import { MAX_AGING_INTERVAL_MS } from '../../core/order-key';
+import { validateAgingInterval } from '../../core/validation';
 import { newTaskRecord, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
@@ -85,14 +85,10 @@ export class TypeOrmTaskStore implements TaskStore {
 
   constructor(options: TypeOrmTaskStoreOptions) {
     const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
-    if (!isValidTablePrefix(prefix)) throw new Error(Messages.badTablePrefix(prefix));
+    if (!isValidTablePrefix(prefix)) throw new ValidationError(Messages.badTablePrefix(prefix));
     const queue = options.queue ?? DEFAULT_QUEUE;
-    if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new Error(Messages.badQueue(queue));
-    const aging = options.agingIntervalMs ?? 0;
-    if (!Number.isInteger(aging) || aging < 0 || aging > MAX_AGING_INTERVAL_MS) {
-      throw new Error(Messages.invalidOption('agingIntervalMs', aging, `an integer from 0 to ${MAX_AGING_INTERVAL_MS}`));
-    }
-    this.agingIntervalMs = aging;
+    if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new ValidationError(Messages.badQueue(queue));
+    this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
     this.queue = queue;
     this.dataSource = options.dataSource;
     this.runMigrations = options.migrate ?? true;
@@ -108,7 +104,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
     this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
-    this.ctx = new StoreContext(db, dialect, this.tables, queue, aging, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`, pg);
+    this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`, pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
   }
 
@@ -127,7 +123,7 @@ export class TypeOrmTaskStore implements TaskStore {
       }
       return num(r.aging_interval_ms);
     }, { queueLock: true });
-    if (stored !== this.agingIntervalMs) throw new Error(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+    if (stored !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
     if (c.d.kind === 'postgres') {
       const [v] = await this.dataSource.query(`SELECT max(version) AS v FROM ${c.t.schemaVersion}`).catch(() => [{ v: 0 }]);
       c.pgSchema = num(v?.v ?? 0);

@@ -58,31 +58,30 @@ local function providerLimits(prov)
   end
   return pl
 end
-local function limitOf(key, field)
-  local c = limCache[key]
+-- HGET key field as a number (`missing` when absent), read once per script call through `cache`.
+local function cachedNumber(cache, key, field, missing)
+  local c = cache[key]
   if not c then
     c = {}
-    limCache[key] = c
+    cache[key] = c
   end
   local v = c[field]
   if v == nil then
-    v = tonumber(redis.call('HGET', key, field)) or false
+    v = tonumber(redis.call('HGET', key, field)) or missing
     c[field] = v
   end
   return v
 end
-local function inUse(key, field)
+local function limitOf(key, field) return cachedNumber(limCache, key, field, false) end
+local function inUse(key, field) return cachedNumber(useCache, key, field, 0) end
+-- Counts `n` more slots in use (HINCRBY) and keeps the cached count current.
+local function addInUse(key, field, n)
   local c = useCache[key]
   if not c then
     c = {}
     useCache[key] = c
   end
-  local v = c[field]
-  if v == nil then
-    v = tonumber(redis.call('HGET', key, field)) or 0
-    c[field] = v
-  end
-  return v
+  c[field] = redis.call('HINCRBY', key, field, n)
 end
 
 -- How many of `want` candidates of a lane (admission keys prov, acct, ten, ck) may start now, the
@@ -237,19 +236,9 @@ while not stop and not backlog and #claimed < limit do
     if used > 0 then
       if interval then redis.call('HSET', K.gcra, prov, string.format('%.17g', pl.tat)) end
       provInc[prov] = (provInc[prov] or 0) + used
-      if acct then
-        local a = prov .. SEP .. acct
-        useCache[K.inflight_a] = useCache[K.inflight_a] or {}
-        useCache[K.inflight_a][a] = redis.call('HINCRBY', K.inflight_a, a, used)
-      end
-      if ten then
-        useCache[K.inflight_t] = useCache[K.inflight_t] or {}
-        useCache[K.inflight_t][ten] = redis.call('HINCRBY', K.inflight_t, ten, used)
-      end
-      if ck then
-        useCache[K.inflight_c] = useCache[K.inflight_c] or {}
-        useCache[K.inflight_c][ck] = redis.call('HINCRBY', K.inflight_c, ck, used)
-      end
+      if acct then addInUse(K.inflight_a, prov .. SEP .. acct, used) end
+      if ten then addInUse(K.inflight_t, ten, used) end
+      if ck then addInUse(K.inflight_c, ck, used) end
     end
   end
   if taken > 0 then

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Task } from '../../../core/task';
 import type { ClaimRequest } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
+import { retryOnConflict } from '../db';
 import { rowToTask } from '../rows';
 import { pgClaimPollsFunctionName } from '../schema/pg-functions';
 import { sql, Sql } from './sql';
@@ -18,14 +19,15 @@ export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Ta
   if (req.limit <= 0) return [];
   const batchId = randomUUID();
   if (c.pg) {
-    const rows = await c.pg.rows(`SELECT * FROM ${pgClaimPollsFunctionName(c.t)}($1, $2, $3, $4, $5, $6)`, [
+    const pg = c.pg;
+    const rows = await retryOnConflict(c.d, () => pg.rows(`SELECT * FROM ${pgClaimPollsFunctionName(c.t)}($1, $2, $3, $4, $5, $6)`, [
       c.queue,
       c.clock ? c.clock.now() : null,
       Math.max(0, Math.floor(req.limit)),
       req.leaseMs,
       req.owner,
       batchId,
-    ]);
+    ]));
     return rows.map(rowToTask).sort(byPoll);
   }
   return c.db.tx(async (x) => {

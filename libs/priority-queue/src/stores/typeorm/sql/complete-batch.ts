@@ -2,7 +2,7 @@ import type { Fence, Task } from '../../../core/task';
 import { TaskStatus } from '../../../core/task';
 import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
-import type { Row } from '../db';
+import { retryOnConflict, type Row } from '../db';
 import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { PG_TASK_RESULT, pgCompleteFunctionName } from '../schema/pg-functions';
 import { pgCompleteLeasedFunctionName } from '../schema/pg-complete-v3';
@@ -227,14 +227,7 @@ export class CompleteBatcher {
     return out;
   }
 
-  private async pgCall(text: string, values: unknown[]): Promise<Row[]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.c.pg!.rows(text, values);
-      } catch (e) {
-        if (attempt >= 5 || !this.c.d.isRetryable(e)) throw e;
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 10 * attempt)));
-      }
-    }
+  private pgCall(text: string, values: unknown[]): Promise<Row[]> {
+    return retryOnConflict(this.c.d, () => this.c.pg!.rows(text, values));
   }
 }
