@@ -23,6 +23,23 @@ export async function submitOcr(vendor: SimulatedOcrVendor, { task, payload }: H
   }
 }
 
+/** The OCR handler of one vendor: the subclass adds `@PriorityTask` and injects its vendor. */
+export abstract class OcrHandler {
+  constructor(private readonly vendor: SimulatedOcrVendor) {}
+
+  submit(ctx: HandlerContext<DocumentPayload>): Promise<string> {
+    return submitOcr(this.vendor, ctx);
+  }
+
+  poll(ctx: PollContext<DocumentPayload>): Promise<PollResult> {
+    return pollOcr(this.vendor, ctx);
+  }
+
+  cancel({ externalId }: PollContext<DocumentPayload>) {
+    return this.vendor.cancel(externalId);
+  }
+}
+
 /** Polls a vendor job; "running" comes back with the vendor's "check again in" hint. */
 export async function pollOcr(vendor: SimulatedOcrVendor, { externalId }: PollContext<DocumentPayload>): Promise<PollResult> {
   try {
