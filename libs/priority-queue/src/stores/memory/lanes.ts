@@ -1,5 +1,5 @@
-import { SlotHeap } from './record-heaps';
-import { Q_TOK, type LaneKeys, type TaskTable } from './task-table';
+import { LaneQueue } from './lane-queue';
+import type { LaneKeys, TaskTable } from './task-table';
 
 /**
  * Lanes and admission resources (LANES.md). A lane groups the tasks that share all admission
@@ -52,7 +52,7 @@ export class SlotState {
 }
 
 export class Lane {
-  readonly heap: SlotHeap;
+  readonly heap: LaneQueue;
   /** Live due tasks in `heap`. */
   live = 0;
   /** Non-terminal tasks of this lane (due, delayed or in flight); the lane is dropped at 0. */
@@ -82,7 +82,7 @@ export class Lane {
     table: TaskTable,
     tie: (a: number, b: number) => number,
   ) {
-    this.heap = new SlotHeap(table, Q_TOK, tie);
+    this.heap = new LaneQueue(table, tie);
   }
 }
 

@@ -239,11 +239,13 @@ export class TaskTable {
       const page = s >> PAGE_SHIFT;
       const f = this.f64[page];
       const fo = (s & MASK) * ND;
-      sink += f[fo] + f[fo + ND - 1];
+      // a 128-byte block spans three cache lines unless the buffer is 64-byte aligned (malloc
+      // gives 16): read its start, middle and end
+      sink += f[fo] + f[fo + (ND >> 1)] + f[fo + ND - 1];
       const r = this.refs[page];
       const ro = (s & MASK) * NR;
       const p = r[ro + PAYLOAD];
-      if (r[ro] === null || r[ro + NR - 1] === null || (typeof p === 'object' && p !== null && (p as object).constructor === undefined)) sink++;
+      if (r[ro] === null || r[ro + (NR >> 1)] === null || r[ro + NR - 1] === null || (typeof p === 'object' && p !== null && (p as object).constructor === undefined)) sink++;
     }
     this.sink = sink;
   }
