@@ -143,7 +143,7 @@ export class MemoryTaskStore implements TaskStore {
   private readonly order: OrderMode;
   private closed = false;
 
-  private readonly t = new TaskTable();
+  private readonly t = new TaskTable(randomUUID().slice(0, 8) + '-');
   /** Slot of each task id. */
   private readonly tasks = new IdIndex();
   private readonly byIdempotencyKey = new Map<string, number>();
@@ -153,8 +153,8 @@ export class MemoryTaskStore implements TaskStore {
   /** Latest createdAt so far (creation ranks, see order-mode.ts). */
   private maxCreatedAt = -Infinity;
   private token = 0;
+  /** Number of the last lease handed out (task-table.ts LEASE_ID), below LEASE_NUMBERS. */
   private leaseCounter = 0;
-  private readonly leasePrefix = randomUUID().slice(0, 8) + '-';
   /** Heap tie-break of two slots whose inline keys tie (order-mode.ts). */
   private readonly tie: (a: number, b: number) => number;
 
@@ -681,8 +681,7 @@ export class MemoryTaskStore implements TaskStore {
       if (found === undefined) throw new TaskNotFoundError(fence.id);
       s = found;
     }
-    const leaseId = t.ref<string | null>(s, LEASE_ID);
-    if (leaseId === null || leaseId !== fence.leaseId || t.int(s, VERSION) !== fence.version) throw new StaleLeaseError(fence.id);
+    if (t.ref<number | null>(s, LEASE_ID) === null || t.int(s, VERSION) !== fence.version || t.leaseId(s) !== fence.leaseId) throw new StaleLeaseError(fence.id);
     return s;
   }
 
@@ -1056,7 +1055,8 @@ export class MemoryTaskStore implements TaskStore {
     const t = this.t;
     this.dropLeaseEntry(s);
     t.setRef(s, LEASE_OWNER, owner);
-    t.setRef(s, LEASE_ID, this.leasePrefix + (++this.leaseCounter).toString(36) + '.' + s.toString(36));
+    this.leaseCounter = (this.leaseCounter + 1) % LEASE_NUMBERS;
+    t.setRef(s, LEASE_ID, this.leaseCounter);
     this.pushLease(s, now + leaseMs, kind);
   }
 
@@ -1161,6 +1161,13 @@ export class MemoryTaskStore implements TaskStore {
 }
 
 /** The slot at the end of a lease id made by setLease (`...<counter>.<slot>`, base 36), or -1. */
+/**
+ * Lease numbers wrap here (2^30: a Smi in every V8 build). A lease id is unique while its number
+ * is: a number comes back for the same slot only after 2^30 more leases, and a fence must match
+ * the task's version too, which changes with every write to the task.
+ */
+const LEASE_NUMBERS = 2 ** 30;
+
 function slotOfLease(leaseId: unknown): number {
   if (typeof leaseId !== 'string') return -1;
   let slot = 0;

@@ -83,6 +83,10 @@ export const RESULT = 5;
 export const ERROR = 6;
 export const EXTERNAL_ID = 7;
 export const LEASE_OWNER = 8;
+/**
+ * The lease's number, a small integer (a V8 Smi: storing it writes no pointer, so a claim makes
+ * and stores no string in the table); the lease id string is built from it when read (leaseId()).
+ */
 export const LEASE_ID = 9;
 /** The live lane while the task is not terminal, else null. */
 export const LANE = 10;
@@ -120,6 +124,9 @@ export interface OrderFields {
  * heap entry of an earlier occupant never matches a new one.
  */
 export class TaskTable {
+  /** A lease id is this prefix, the lease number and the slot, in base 36 (see leaseId()). */
+  constructor(readonly leasePrefix = 'lease-') {}
+
   private readonly f64: Float64Array[] = [];
   private readonly i32: Int32Array[] = [];
   private readonly u8: Uint8Array[] = [];
@@ -208,6 +215,12 @@ export class TaskTable {
 
   id(s: number): string {
     return this.refs[s >> PAGE_SHIFT][(s & MASK) * NR + ID] as string;
+  }
+
+  /** The task's lease id, or null when it holds no lease. */
+  leaseId(s: number): string | null {
+    const n = this.refs[s >> PAGE_SHIFT][(s & MASK) * NR + LEASE_ID] as number | null;
+    return n === null ? null : this.leasePrefix + n.toString(36) + '.' + s.toString(36);
   }
 
   seq(s: number): number {
@@ -322,7 +335,7 @@ export class TaskTable {
       maxAttempts: i[io + MAX_ATTEMPTS],
       idempotent: (flags & F_IDEMPOTENT) !== 0,
       leaseOwner: r[ro + LEASE_OWNER] as string | null,
-      leaseId: r[ro + LEASE_ID] as string | null,
+      leaseId: r[ro + LEASE_ID] === null ? null : this.leaseId(s),
       leaseUntil: opt(f[fo + LEASE_UNTIL]),
       result: (flags & F_RESULT_JSON) !== 0 ? JSON.parse(result as string) : result,
       error: r[ro + ERROR] as string | null,
