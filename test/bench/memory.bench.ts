@@ -17,6 +17,13 @@
  * share of claim + complete from ~10% to ~1% and raise it from ~100k to ~125k tasks/s here.
  * Applications embedding the memory store can pass the same flag (NODE_OPTIONS).
  *
+ * Where the claim-cost ratio goes (session 3): at 1,000,000 pending a claim reads tasks whose
+ * memory was last touched long ago; `test/bench/profile/memory-cold-reads.ts` shows that reading
+ * the fields of 64 random pending tasks costs ~10 ns per task in a tight loop but ~200 ns inside
+ * this benchmark's claim loop (the loop's own traffic over hundreds of 4 KB pages per batch
+ * evicts the TLB and caches; V8's heap gets no huge pages), against ~0.9 µs for a whole claim
+ * at 1,000 pending.
+ *
  * Options (env): BENCH_PENDING (default 1,000,000), BENCH_ONE (one-by-one submits, default
  * 200,000), BENCH_CLAIMS (claims per cost measurement, default 50,000), BENCH_BATCH (claim batch,
  * default 64). Exit code 1 when a target is missed.
@@ -86,59 +93,6 @@ function mapGetNs(n: number, lookups = 1_000_000): number {
   for (const k of keys) x += m.get(k)!;
   const ns = Number(process.hrtime.bigint() - t0) / keys.length;
   return x > 0 ? ns : ns;
-}
-
-/**
- * A machine reference for the claim-cost ratio: the core step of a claim in the store's lanes,
- * a pop + push on one of 1,000 four-ary heaps of `perHeap` entries (5 numbers per entry, as in
- * lazy-heap.ts), chosen at random; ns per pop + push. At 1 entry per heap everything sits in
- * cache and no sift happens; at 1,000 per heap (1,000,000 entries) each step sifts 5 levels
- * through 40 MB of keys. A claim does two such steps (lane heap, priority bucket).
- */
-function heapStepNs(perHeap: number, steps = 300_000): number {
-  const S = 5;
-  const random = seededRandom(7);
-  const heaps = Array.from({ length: 1_000 }, () => {
-    const keys: number[] = [];
-    for (let i = 0; i < perHeap; i++) keys.push(random(), random(), 0, i + 1, i + 1);
-    return keys;
-  });
-  const less = (k: number[], i: number, j: number) => k[S * i] < k[S * j];
-  const swap = (k: number[], i: number, j: number) => {
-    for (let f = 0; f < S; f++) {
-      const v = k[S * i + f];
-      k[S * i + f] = k[S * j + f];
-      k[S * j + f] = v;
-    }
-  };
-  const down = (k: number[], p: number, n: number) => {
-    for (;;) {
-      let best = -1;
-      for (let c = 4 * p + 1; c < Math.min(4 * p + 5, n); c++) if (best < 0 || less(k, c, best)) best = c;
-      if (best < 0 || !less(k, best, p)) return;
-      swap(k, p, best);
-      p = best;
-    }
-  };
-  for (const k of heaps) for (let i = (k.length / S - 2) >> 2; i >= 0; i--) down(k, i, k.length / S);
-  let sink = 0;
-  const t0 = process.hrtime.bigint();
-  for (let step = 0; step < steps; step++) {
-    const k = heaps[Math.floor(random() * heaps.length)];
-    const n = k.length / S;
-    swap(k, 0, n - 1); // pop: the last entry to the top, sift down
-    sink += k[S * (n - 1)];
-    down(k, 0, n - 1);
-    k[S * (n - 1)] = random(); // push: a new key at the end, sift up
-    for (let i = n - 1; i > 0; ) {
-      const p = (i - 1) >> 2;
-      if (!less(k, i, p)) break;
-      swap(k, i, p);
-      i = p;
-    }
-  }
-  const ns = Number(process.hrtime.bigint() - t0) / steps;
-  return sink >= 0 ? ns : ns;
 }
 
 /** Task ids as PriorityQueue makes them (a random prefix and a counter, flat strings), for the store-alone rows. */
@@ -298,8 +252,6 @@ async function main(): Promise<void> {
 
   const mapNs = mapGetNs(1_000_000);
   const mapSmallNs = mapGetNs(1_000);
-  const heapBig = heapStepNs(1_000);
-  const heapSmall = heapStepNs(1);
   const w1 = Math.max(...rows.map((r) => r.what.length), 10);
   const w2 = Math.max(...rows.map((r) => r.value.length), 5);
   const w4 = Math.max(...rows.map((r) => (r.cpu ?? '').length), 12);
@@ -307,7 +259,6 @@ async function main(): Promise<void> {
   const line = (a: string, b: string, e: string, c: string, d: string) => `| ${a.padEnd(w1)} | ${b.padStart(w2)} | ${e.padStart(w4)} | ${c.padEnd(w3)} | ${d.padEnd(4)} |`;
   console.log(`memory store benchmark — node ${process.version}, seed ${SEED}, ${fmt(ACCOUNTS)} accounts, priorities -1000..1000, claim batch ${BATCH}`);
   console.log(`machine reference: random Map.get over 1,000,000 string keys = ${mapNs.toFixed(0)} ns (about 100-200 ns on an idle modern server), over 1,000 keys = ${mapSmallNs.toFixed(0)} ns (${(mapNs / mapSmallNs).toFixed(1)}x); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-  console.log(`claim-step reference: pop + push on one of 1,000 four-ary heaps, 1,000 entries each = ${heapBig.toFixed(0)} ns, 1 entry each = ${heapSmall.toFixed(0)} ns (${(heapBig / heapSmall).toFixed(1)}x)`);
   console.log(line('measure', 'value (wall)', 'per CPU time', 'target (wall)', 'ok'));
   console.log(line('-'.repeat(w1), '-'.repeat(w2), '-'.repeat(w4), '-'.repeat(w3), '----'));
   for (const r of rows) console.log(line(r.what, r.value, r.cpu ?? '', r.target, r.target ? (r.ok ? 'yes' : 'NO') : ''));
