@@ -8,6 +8,12 @@ const SLOT = 5;
 const MIN_MERGE = 16;
 /** The buffer is merged once it holds more than 1 / MERGE_RATIO of the run's entries. */
 const MERGE_RATIO = 8;
+/**
+ * No merge makes a run longer than this many entries (a merge copies the run: at most a few ms),
+ * so one operation never stalls the process for long; a lane with more due tasks keeps the rest
+ * in the heap, which then works as a plain heap until the run drains.
+ */
+const MAX_MERGE = 1 << 15;
 
 const NONE = 0;
 const FROM_RUN = 1;
@@ -19,7 +25,8 @@ const FROM_BUF = 2;
  * fronts. Taking the head from the run reads the next entry of one array, which is in cache or
  * next to it, where a heap of thousands of entries would sift through a cache miss per level
  * (most claims at a million pending). The buffer is merged into a new run once it holds more than
- * an eighth of the run (so each entry is moved a constant number of times, amortised), and a
+ * an eighth of the run (so each entry is moved a constant number of times, amortised) while the
+ * result stays within MAX_MERGE entries (so no single push copies a huge run), and a
  * task that sorts after the run's last entry while the buffer is empty is appended to the run
  * (tasks of one priority arriving in order never enter the heap).
  *
@@ -62,7 +69,8 @@ export class LaneQueue {
       buf.push(k1, k2, k3, rank, token, slot);
       this.siftUp(buf.length - S);
       const bufCount = buf.length / S;
-      if (bufCount > MIN_MERGE && bufCount * MERGE_RATIO > (n - this.pos) / S) this.merge();
+      const runCount = (n - this.pos) / S;
+      if (bufCount > MIN_MERGE && bufCount * MERGE_RATIO > runCount && bufCount + runCount <= MAX_MERGE) this.merge();
     }
     this.settle();
   }
