@@ -1,0 +1,165 @@
+/**
+ * CPU per drained task, split into the PostgreSQL server's processes and this Node process, for
+ * our TypeORM store and graphile-worker, interleaved run by run on ONE server (the bench targets,
+ * the drain scenario's steps: pre-submit N tasks in chunks of 1,000, start a throughput worker at
+ * concurrency 16, wait for the last handler call).
+ *
+ * PostgreSQL CPU = utime + stime (/proc/<pid>/stat, clock ticks) of the postmaster and all its
+ * children (backends, autovacuum, checkpointer...), sampled just before the worker starts and
+ * right after the last handler call (before the worker stops, so the pool's backends still live;
+ * a backend born in between is counted from zero, so graphile-worker's pool start-up is in its
+ * figure). Node CPU = process.cpuUsage() over the same interval. On a shared machine per-task CPU
+ * is the figure to compare, not jobs/s.
+ *
+ * `node -r ./test/support/register.js test/bench/profile/pg-cpu-split.ts [tasks=20000] [rounds=3] [targets=ours-postgres,graphile-worker]`
+ * (env CPU_PROF=<dir>: also writes a V8 CPU profile of each drain, submission excluded; analyse with
+ * test/bench/profile/cpuprofile-top.ts)
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { Session } from 'node:inspector/promises';
+import { Client } from 'pg';
+import { startPostgresServer } from '../../support/servers/postgres-server';
+import { graphileWorkerTarget } from '../targets/graphile-worker';
+import { ourPostgresTarget } from '../targets/ours-typeorm';
+import type { BenchEnv, BenchTarget } from '../target';
+import { makeJobs } from '../scenario';
+import { chunks, Countdown, nowMs } from '../lib/stats';
+
+const TICK_US = 1_000_000 / 100; // CLK_TCK = 100 on Linux
+
+/** Statements sent by every pg Client of this process (both targets use `pg`): round trips per task. */
+let statements = 0;
+const query = Client.prototype.query as (...a: unknown[]) => unknown;
+(Client.prototype as unknown as { query: (...a: unknown[]) => unknown }).query = function (this: Client, ...a: unknown[]) {
+  statements++;
+  return query.apply(this, a);
+};
+
+function procTicks(pid: number): { ppid: number; ticks: number } | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    // after "(comm) ": state(0) ppid(1) ... utime(11) stime(12)
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
+  } catch {
+    return null;
+  }
+}
+
+/** ticks per pid of the postmaster and its children. */
+function serverTicks(postmaster: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const p = procTicks(pid);
+    if (p && (pid === postmaster || p.ppid === postmaster)) out.set(pid, p.ticks);
+  }
+  return out;
+}
+
+function ticksBetween(a: Map<number, number>, b: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, t] of b) sum += t - (a.get(pid) ?? 0);
+  return sum;
+}
+
+interface Row {
+  target: string;
+  jobsPerSec: number;
+  pgUs: number;
+  nodeUs: number;
+  nodeSysUs: number;
+  statementsPerTask: number;
+  load: number;
+}
+
+async function drainOnce(target: BenchTarget, n: number, round: number, postmaster: number): Promise<Row> {
+  const ns = `cpu_${target.id.replace(/[^a-z]/g, '')}_${round}_${Date.now() % 100000}`;
+  await target.begin(ns);
+  try {
+    for (const c of chunks(makeJobs(n, 42), 1000)) await target.submitBulk(c);
+    let done: Countdown | null = null;
+    done = new Countdown(n, 300_000, 'drain');
+    const d = done;
+    // CPU_PROF=<dir>: a V8 CPU profile of the drain only (submission excluded), one file per run
+    const session = process.env.CPU_PROF ? new Session() : null;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 200 });
+      await session.post('Profiler.start');
+    }
+    const pg0 = serverTicks(postmaster);
+    const cpu0 = process.cpuUsage();
+    const st0 = statements;
+    const t0 = nowMs();
+    const worker = await target.startWorker({ concurrency: 16, purpose: 'throughput', handler: () => d.tick() });
+    await d.arm();
+    const elapsed = nowMs() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const pg1 = serverTicks(postmaster);
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(join(process.env.CPU_PROF!, `${ns}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    }
+    await worker.stop();
+    return {
+      target: target.id,
+      jobsPerSec: (n * 1000) / elapsed,
+      pgUs: (ticksBetween(pg0, pg1) * TICK_US) / n,
+      nodeUs: (cpu.user + cpu.system) / n,
+      nodeSysUs: cpu.system / n,
+      statementsPerTask: (statements - st0) / n,
+      load: loadavg()[0],
+    };
+  } finally {
+    await target.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const n = Number(process.argv[2] ?? 20_000);
+  const rounds = Number(process.argv[3] ?? 3);
+  const ids = (process.argv[4] ?? 'ours-postgres,graphile-worker').split(',');
+  const server = await startPostgresServer();
+  try {
+    const postmaster = Number(readFileSync(join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const env: BenchEnv = { postgres: { host: server.host, port: server.port, user: server.user, password: server.password, database: server.database, url: server.url } };
+    const targets = ids.map((id) => (id === 'graphile-worker' ? graphileWorkerTarget(env) : ourPostgresTarget(env)));
+    for (const t of targets) await t.open();
+    // one warm-up drain each (JIT, plan caches, pg_class caches), not reported
+    for (const t of targets) await drainOnce(t, Math.min(n, 2000), 0, postmaster);
+    const rows: Row[] = [];
+    for (let r = 1; r <= rounds; r++) {
+      for (const t of r % 2 ? targets : [...targets].reverse()) {
+        const row = await drainOnce(t, n, r, postmaster);
+        rows.push(row);
+        console.log(
+          `${row.target.padEnd(16)} round ${r}: ${row.jobsPerSec.toFixed(0).padStart(6)} jobs/s  PG ${row.pgUs.toFixed(1).padStart(6)} µs/task  Node ${row.nodeUs.toFixed(1).padStart(6)} µs/task (sys ${row.nodeSysUs.toFixed(1)})  total ${(row.pgUs + row.nodeUs).toFixed(1).padStart(6)}  statements/task ${row.statementsPerTask.toFixed(3)}  load ${row.load.toFixed(2)}`,
+        );
+      }
+    }
+    for (const t of targets) {
+      const mine = rows.filter((r) => r.target === t.id);
+      const mean = (f: (r: Row) => number) => mine.reduce((s, r) => s + f(r), 0) / mine.length;
+      console.log(
+        `MEAN ${t.id.padEnd(16)} ${mean((r) => r.jobsPerSec).toFixed(0).padStart(6)} jobs/s  PG ${mean((r) => r.pgUs).toFixed(1)}  Node ${mean((r) => r.nodeUs).toFixed(1)}  total ${mean((r) => r.pgUs + r.nodeUs).toFixed(1)} µs/task`,
+      );
+    }
+    for (const t of targets) await t.close();
+  } finally {
+    await server.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
