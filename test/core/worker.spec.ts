@@ -198,7 +198,8 @@ describe('Worker', () => {
     releaseFast();
     await stopped;
     expect((await queue.get(a.id))!.status).toBe(TaskStatus.SUCCEEDED);
-    expect((await queue.get(b.id))!.status).toBe(TaskStatus.PENDING_SUBMIT); // handed back for another worker
+    // handed back for another worker; it ran, so the hand-back is a retry that counts an attempt
+    expect((await queue.get(b.id))!).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, attempts: 1, error: 'handed back: worker shut down' });
     expect(await worker.tick()).toBe(0); // a stopped worker claims nothing
   });
 
@@ -268,16 +269,20 @@ describe('Worker with prefetch', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const calls: string[] = [];
-    const { queue, worker } = setup({ run: ({ task }) => { calls.push(task.id); return gate; } }, { idempotent: false }, { concurrency: 1, prefetch: 2 });
+    const { clock, queue, worker } = setup({ run: ({ task }) => { calls.push(task.id); return gate; } }, { idempotent: false }, { concurrency: 1, prefetch: 2 });
     const [a, b, c] = await queue.submitMany([3, 2, 1].map((priority) => ({ type: 'job', priority })));
     expect(await worker.tick()).toBe(3);
+    clock.advance(1000); // a hand-back that set runAt = now would show
     const stopped = worker.stop();
     await new Promise((r) => setTimeout(r, 5));
     release();
     await stopped;
     expect(calls).toEqual([a.id]);
     expect((await queue.get(a.id))!.status).toBe(TaskStatus.SUCCEEDED);
-    for (const t of [b, c]) expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, leaseOwner: null });
+    // released untouched: they never started, so no attempt is counted, runAt and error are kept
+    for (const t of [b, c]) {
+      expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, leaseOwner: null, leaseId: null, attempts: 0, runAt: t.runAt, error: null });
+    }
   });
 
   it('with claimsInFlight 2, sends a second claim for the slots the first did not ask for, never more in all', async () => {
@@ -303,6 +308,8 @@ describe('Worker with prefetch', () => {
     await worker.stop();
     expect(worker.running).toBe(2); // the 4 prefetched ones went back; the 2 stuck handlers remain
     expect((await store.stats()).byStatus.PENDING_SUBMIT).toBe(10); // and, past the grace period, the 2 idempotent stuck ones too
+    const attempts = (await store.list({ status: TaskStatus.PENDING_SUBMIT, limit: 20 })).map((t) => t.attempts).sort();
+    expect(attempts).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 1, 1]); // only the 2 started ones count an attempt (retry); prefetched ones were released
   });
 
   it('rejects a negative or fractional prefetch', () => {

@@ -152,6 +152,7 @@ export function leaseCases(ctx: ContractContext): void {
       ['recordPoll', () => h.store.recordPoll(stale, { status: TaskStatus.RUNNING, nextPollDelayMs: 0, pollErrors: 0 })],
       ['complete', () => h.store.complete(stale, { status: TaskStatus.SUCCEEDED, result: 1 })],
       ['retry', () => h.store.retry(stale, { delayMs: 0, error: 'x' })],
+      ['release', () => h.store.release(stale)],
       ['wrong version', () => h.store.complete({ ...fenceOf(current), version: current.version - 1 }, { status: TaskStatus.SUCCEEDED })],
       ['wrong lease id', () => h.store.complete({ ...fenceOf(current), leaseId: stale.leaseId }, { status: TaskStatus.SUCCEEDED })],
     ];

@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskStatus } from 'nestjs-priority-queue/core';
+import { fenceOf, InvalidStateError, StaleLeaseError, TaskStatus } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, T0 } from '../harness';
 
@@ -93,6 +93,106 @@ export function lifecycleCases(ctx: ContractContext): void {
     h.clock.advance(1);
     const [again] = await h.claim(10);
     expect(again).toMatchObject({ id: t.id, attempts: 1 });
+  });
+
+  it('release: back to PENDING_SUBMIT untouched (attempts, runAt, error, priority kept), lease cleared, version + 1', async () => {
+    const h = await ctx.open();
+    const t = await h.createOne({ priority: 7 });
+    const [c0] = await h.claim(1);
+    h.clock.advance(100);
+    await h.store.retry(fenceOf(c0), { delayMs: 0, error: 'HTTP 500' }); // attempts 1, runAt T0 + 100, an error
+    h.clock.advance(50);
+    const [c] = await h.claim(1);
+    expect(c).toMatchObject({ id: t.id, attempts: 1, runAt: T0 + 100, error: 'HTTP 500' });
+    h.clock.advance(25);
+    const r = await h.store.release(fenceOf(c));
+    expect(r).toEqual({ ...c, status: TaskStatus.PENDING_SUBMIT, leaseId: null, leaseOwner: null, leaseUntil: null, version: r.version, updatedAt: T0 + 175 });
+    expect(r).toMatchObject({ attempts: 1, runAt: T0 + 100, error: 'HTTP 500', priority: 7, finishedAt: null });
+    expect(r.version).toBeGreaterThan(c.version);
+    expect(await h.store.get(t.id)).toEqual(r);
+    // the old fence is spent: its lease is gone
+    await expect(h.store.release(fenceOf(c))).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(await h.store.get(t.id)).toEqual(r);
+    const [again] = await h.claim(10);
+    expect(again).toMatchObject({ id: t.id, attempts: 1, runAt: T0 + 100, status: TaskStatus.SUBMITTING });
+  });
+
+  for (const agingIntervalMs of [0, 1000]) {
+    it(`release: the task competes again from its old place in the order (before later equal-priority tasks, aging ${agingIntervalMs})`, async () => {
+      const h = await ctx.open({ agingIntervalMs });
+      const a = await h.createOne({ priority: 3 });
+      h.clock.advance(1);
+      const b = await h.createOne({ priority: 3 }); // same lane as a
+      h.clock.advance(1);
+      const c = await h.createOne({ priority: 3, concurrencyKey: 'other-lane' });
+      const [ca] = await h.claim(1);
+      expect(ca.id).toBe(a.id);
+      h.clock.advance(5000); // a retry (runAt = now) would now put a after b and c
+      await h.store.release(fenceOf(ca));
+      expect(await h.claimIds(1)).toEqual([a.id]);
+      expect(await h.claimIds(10)).toEqual([b.id, c.id]);
+    });
+  }
+
+  it('release: a stale fence (wrong lease id, wrong version, lease taken over) is refused with StaleLeaseError; nothing changes', async () => {
+    const h = await ctx.open();
+    const t = await h.hold({}, 1000);
+    const stale = [
+      { ...fenceOf(t), leaseId: 'not-the-lease' },
+      { ...fenceOf(t), version: t.version + 1 },
+      { ...fenceOf(t), version: t.version - 1 },
+    ];
+    for (const f of stale) {
+      await expect(h.store.release(f)).rejects.toBeInstanceOf(StaleLeaseError);
+      expect(await h.store.get(t.id)).toEqual(t);
+    }
+    h.clock.advance(1000);
+    await h.store.recoverExpired(10);
+    const [current] = await h.claim(1, { owner: 'new-owner' });
+    expect(current.id).toBe(t.id);
+    await expect(h.store.release(fenceOf(t))).rejects.toBeInstanceOf(StaleLeaseError);
+    expect(await h.store.get(t.id)).toEqual(current);
+  });
+
+  it('release frees the admission slots: the released task or another one of the account is claimable again', async () => {
+    const h = await ctx.open();
+    await h.store.setLimits({ kind: 'account', providerKey: 'p', accountId: 'a', concurrency: 1 });
+    const [x, y] = await h.create({ accountId: 'a', priority: 2 }, { accountId: 'a', priority: 1 });
+    const [cx] = await h.claim(10);
+    expect(cx.id).toBe(x.id);
+    expect(await h.claim(10)).toEqual([]); // y waits for the account slot
+    expect((await h.store.stats()).inFlightByAccount.filter((r) => r.count !== 0)).toEqual([{ providerKey: 'p', accountId: 'a', count: 1 }]);
+    await h.store.release(fenceOf(cx));
+    expect((await h.store.stats()).inFlightByAccount.filter((r) => r.count !== 0)).toEqual([]);
+    const [cx2] = await h.claim(10);
+    expect(cx2.id).toBe(x.id); // the released task first, and only one: the slot is held again
+    await h.store.release(fenceOf(cx2));
+    await h.store.cancel(x.id);
+    expect(await h.claimIds(10)).toEqual([y.id]);
+  });
+
+  it('release of a cancel-requested task: CANCELED (terminal), lease cleared, slots freed', async () => {
+    const h = await ctx.open();
+    const t = await h.hold({ concurrencyKey: 'k' });
+    const next = await h.createOne({ concurrencyKey: 'k' });
+    expect(await h.claim(10)).toEqual([]);
+    const req = await h.store.cancel(t.id);
+    h.clock.advance(7);
+    const r = await h.store.release(fenceOf(req!));
+    expect(r).toMatchObject({ id: t.id, status: TaskStatus.CANCELED, finishedAt: T0 + 7, attempts: 0, leaseId: null, leaseOwner: null, leaseUntil: null });
+    expect(r.version).toBeGreaterThan(req!.version);
+    expect(await h.store.get(t.id)).toEqual(r);
+    expect(await h.claimIds(10)).toEqual([next.id]);
+  });
+
+  it('release applies to SUBMITTING only: a polled task is refused like retry refuses it (InvalidStateError), nothing changes', async () => {
+    const h = await ctx.open();
+    const t = await h.hold();
+    await h.store.markSubmitted(fenceOf(t), { externalId: 'x', status: TaskStatus.RUNNING, pollDelayMs: 0 });
+    const [p] = await h.store.claimPolls({ owner: 'w', limit: 1, leaseMs: 1000 });
+    await expect(h.store.retry(fenceOf(p), { delayMs: 0, error: 'x' })).rejects.toBeInstanceOf(InvalidStateError);
+    await expect(h.store.release(fenceOf(p))).rejects.toBeInstanceOf(InvalidStateError);
+    expect(await h.store.get(t.id)).toEqual(p);
   });
 
   it('cancel: a pending task (due or delayed) is CANCELED at once and never claimed', async () => {

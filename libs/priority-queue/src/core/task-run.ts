@@ -70,16 +70,19 @@ export class TaskRun {
 
   /**
    * The worker stops: a submit goes back to the queue. `started`: the handler ran past the grace
-   * period (it is aborted, and only an idempotent submit may go back); otherwise a prefetched
-   * submit that never started goes back whether or not it is idempotent (the provider never saw it).
+   * period (it is aborted, and only an idempotent submit may go back, as a retry: an attempt is
+   * counted); otherwise a prefetched submit that never started is released whether or not it is
+   * idempotent (the provider never saw it): attempts, runAt and error unchanged, same place in
+   * the order.
    */
   async handBack(started = true): Promise<void> {
     if (started) this.abortWith(new Error('worker shutting down'));
     this.renewedAt = null;
     if (this.lost || this.task.status !== TaskStatus.SUBMITTING || (started && !this.task.idempotent)) return;
     this.lost = true;
-    const error = started ? 'handed back: worker shut down' : 'handed back: not started before the worker stopped';
-    await this.write(TaskStatus.SUBMITTING, (f) => this.ctx.store.retry(f, { delayMs: 0, error }));
+    const { store } = this.ctx;
+    const op = started ? (f: Fence) => store.retry(f, { delayMs: 0, error: 'handed back: worker shut down' }) : (f: Fence) => store.release(f);
+    await this.write(TaskStatus.SUBMITTING, op);
   }
 
   /**

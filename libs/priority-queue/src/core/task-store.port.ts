@@ -99,6 +99,14 @@ export interface TaskStore {
   retry(fence: Fence, outcome: RetryOutcome): Promise<Task>;
 
   /**
+   * The holder gives a claimed task back untouched (it never started, so no provider saw it,
+   * e.g. a worker's prefetched task at stop()): SUBMITTING -> PENDING_SUBMIT with attempts,
+   * runAt, priority and error unchanged, lease cleared, slots freed; it competes again exactly
+   * as before the claim. Fenced. A task with cancelRequested becomes CANCELED instead (terminal).
+   */
+  release(fence: Fence): Promise<Task>;
+
+  /**
    * Recovers up to `limit` tasks in one sweep, any worker may call it:
    * - SUBMITTING with leaseUntil <= now: idempotent -> PENDING_SUBMIT with attempts + 1 (runAt
    *   unchanged), or FAILED when attempts + 1 >= maxAttempts; non-idempotent -> SUBMIT_UNKNOWN.

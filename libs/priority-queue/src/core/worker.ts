@@ -21,7 +21,8 @@ export interface WorkerOptions {
    * costly round trips. Default 0 (off): with prefetch, a task submitted later with a higher
    * priority can start after up to `prefetch` tasks this worker already claimed, and a claimed
    * task waits locally while another worker may have a free slot. At stop(), tasks that did not
-   * start are handed back to the queue (counted as an attempt, like any retry).
+   * start are released back to the queue untouched (store.release: no attempt counted, runAt and
+   * place in the order kept).
    */
   prefetch?: number;
   /** Most claims per store call. Default = concurrency + prefetch. */

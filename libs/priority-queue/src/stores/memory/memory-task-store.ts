@@ -477,6 +477,17 @@ export class MemoryTaskStore implements TaskStore {
     return t.toTask(s);
   }
 
+  async release(fence: Fence): Promise<Task> {
+    this.assertOpen();
+    const t = this.t;
+    const s = this.fenced(fence);
+    this.expectStatus(s, 'release', SC_SUBMITTING);
+    const now = this.clock.now();
+    if (t.flag(s, F_CANCEL_REQUESTED)) this.finish(s, SC_CANCELED, now);
+    else this.backToPending(s, now);
+    return t.toTask(s);
+  }
+
   // ---------------------------------------------------------------- sweeps
 
   async recoverExpired(limit: number): Promise<Transition[]> {
@@ -1116,7 +1127,7 @@ export class MemoryTaskStore implements TaskStore {
     }
   }
 
-  /** SUBMITTING -> PENDING_SUBMIT (retry, lost submit): slots freed, back in the order by its runAt. */
+  /** SUBMITTING -> PENDING_SUBMIT (retry, release, lost submit): slots freed, back in the order by its runAt. */
   private backToPending(s: number, now: number): void {
     this.clearLease(s);
     this.setStatus(s, SC_PENDING, now);

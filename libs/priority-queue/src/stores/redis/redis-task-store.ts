@@ -313,6 +313,10 @@ export class RedisTaskStore implements TaskStore {
     return this.fenced('retry', fence, [String(Math.max(0, outcome.delayMs)), outcome.error]);
   }
 
+  async release(fence: Fence): Promise<Task> {
+    return this.fenced('release', fence, []);
+  }
+
   async recoverExpired(limit: number): Promise<Transition[]> {
     if (limit <= 0) return [];
     const rows = (await this.run('recover_expired', [String(limit)])) as Array<[string, string, Flat]>;

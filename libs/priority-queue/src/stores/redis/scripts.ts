@@ -20,6 +20,7 @@ export const SCRIPT_NAMES = [
   'record_poll',
   'complete',
   'retry',
+  'release',
   'recover_expired',
   'cancel',
   'change_priority',

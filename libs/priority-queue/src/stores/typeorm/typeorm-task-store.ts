@@ -39,6 +39,7 @@ import { notifyArgs, readLimits, setLimits } from './sql/limits';
 import { purge } from './sql/purge';
 import { getTask, listTasks } from './sql/read-tasks';
 import { recoverExpired } from './sql/recover-expired';
+import { releaseClaim } from './sql/release-claim';
 import { list, raw, sql } from './sql/sql';
 import { markStaged } from './sql/stage-marks';
 import { stats } from './sql/stats';
@@ -280,6 +281,11 @@ export class TypeOrmTaskStore implements TaskStore {
       op: 'retry',
       stages: true,
     });
+  }
+
+  release(fence: Fence): Promise<Task> {
+    this.open();
+    return releaseClaim(this.ctx, fence);
   }
 
   recoverExpired(limit: number): Promise<Transition[]> {

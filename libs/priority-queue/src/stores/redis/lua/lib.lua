@@ -301,17 +301,24 @@ local function finalize(id, to, extra)
   finalizeKnown(id, redis.call('HMGET', dk('task', id), unpack(FINAL_FIELDS)), to, extra)
 end
 
--- SUBMITTING -> PENDING_SUBMIT (retry, expired idempotent submit): slots freed, lease cleared.
-local function requeue(id, runAt, extra)
+-- SUBMITTING -> PENDING_SUBMIT (release; retry and expired idempotent submit through requeue):
+-- slots freed, lease cleared, the field / value pairs `...` set, version + 1, back in the
+-- order by its stored fields.
+local function unclaim(id, ...)
   local tk = dk('task', id)
   local f = redis.call('HMGET', tk, 'status', 'seq', 'priority')
   freeSlotsOf(id)
   clearLease(id)
   moveStatus(id, f[1], PENDING, f[2], f[3])
-  redis.call('HSET', tk, 'status', PENDING, 'runAt', fmt(runAt), 'updatedAt', fmt(NOW), unpack(extra or {}))
+  redis.call('HSET', tk, 'status', PENDING, 'updatedAt', fmt(NOW), ...)
   redis.call('HINCRBY', tk, 'version', 1)
-  redis.call('HINCRBY', tk, 'attempts', 1)
   enqueueStored(id)
+end
+
+-- unclaim with attempts + 1 and runAt set (retry.lua, recover_expired.lua).
+local function requeue(id, runAt, extra)
+  redis.call('HINCRBY', dk('task', id), 'attempts', 1)
+  unclaim(id, 'runAt', fmt(runAt), unpack(extra or {}))
 end
 
 -- Fenced operations: the caller's lease id and version must be current.
