@@ -12,7 +12,9 @@
  * is the figure to compare, not jobs/s.
  *
  * `node -r ./test/support/register.js test/bench/profile/pg-cpu-split.ts [tasks=20000] [rounds=3] [targets=ours-postgres,graphile-worker]`
- * (env CPU_PROF=<dir>: also writes a V8 CPU profile of each drain, submission excluded; analyse with
+ * (env OURS_PREFETCH=<x concurrency> / OURS_CLAIMS=<claims in flight>: our target with other
+ * Worker settings than the benchmark's 2 / 1, as target id `ours-tuned`;
+ * env CPU_PROF=<dir>: also writes a V8 CPU profile of each drain, submission excluded; analyse with
  * test/bench/profile/cpuprofile-top.ts)
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +25,9 @@ import { Client } from 'pg';
 import { startPostgresServer } from '../../support/servers/postgres-server';
 import { graphileWorkerTarget } from '../targets/graphile-worker';
 import { ourPostgresTarget } from '../targets/ours-typeorm';
+import { ourTarget } from '../targets/ours';
+import { DataSource } from 'typeorm';
+import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
 import type { BenchEnv, BenchTarget } from '../target';
 import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs } from '../lib/stats';
@@ -121,6 +126,38 @@ async function drainOnce(target: BenchTarget, n: number, round: number, postmast
   }
 }
 
+/** Our PostgreSQL target with the Worker settings from OURS_PREFETCH / OURS_CLAIMS. */
+function tunedTarget(env: BenchEnv): BenchTarget {
+  const sources = new Map<string, DataSource>();
+  const prefix = (ns: string) => `${ns}_`.toLowerCase();
+  return ourTarget({
+    id: 'ours-tuned',
+    label: 'ours (tuned worker)',
+    server: 'postgres',
+    tuning: 'profile only',
+    throughputPrefetch: Number(process.env.OURS_PREFETCH ?? 2),
+    throughputClaimsInFlight: Number(process.env.OURS_CLAIMS ?? 1),
+    async open() {},
+    async close() {
+      for (const ds of sources.values()) await ds.destroy().catch(() => undefined);
+    },
+    async createStore(ns) {
+      const ds = new DataSource({ type: 'postgres', url: env.postgres!.url, poolSize: 20, logging: false });
+      await ds.initialize();
+      sources.set(ns, ds);
+      return new TypeOrmTaskStore({ dataSource: ds, tablePrefix: prefix(ns) });
+    },
+    async dropNamespace(ns) {
+      const ds = sources.get(ns);
+      if (!ds) return;
+      const rows: Array<{ name: string }> = await ds.query(`SELECT tablename AS name FROM pg_tables WHERE tablename LIKE $1`, [`${prefix(ns)}%`]);
+      for (const r of rows) await ds.query(`DROP TABLE IF EXISTS "${r.name}" CASCADE`);
+      await ds.destroy();
+      sources.delete(ns);
+    },
+  });
+}
+
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 20_000);
   const rounds = Number(process.argv[3] ?? 3);
@@ -129,7 +166,7 @@ async function main(): Promise<void> {
   try {
     const postmaster = Number(readFileSync(join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const env: BenchEnv = { postgres: { host: server.host, port: server.port, user: server.user, password: server.password, database: server.database, url: server.url } };
-    const targets = ids.map((id) => (id === 'graphile-worker' ? graphileWorkerTarget(env) : ourPostgresTarget(env)));
+    const targets = ids.map((id) => (id === 'graphile-worker' ? graphileWorkerTarget(env) : id === 'ours-tuned' ? tunedTarget(env) : ourPostgresTarget(env)));
     for (const t of targets) await t.open();
     // one warm-up drain each (JIT, plan caches, pg_class caches), not reported
     for (const t of targets) await drainOnce(t, Math.min(n, 2000), 0, postmaster);
