@@ -37,10 +37,12 @@ describe('LaneQueue (memory store lanes)', () => {
         const ties = new Map<number, number>();
         const q = new LaneQueue(table, (a, b) => ties.get(a)! - ties.get(b)!);
         let token = 0;
-        let rank = 0;
         let top = 0;
         const push = (e: Entry) => {
           const s = table.alloc();
+          // unique ties (as (createdAt, seq) are in the store): no two entries are equal
+          e.tie = e.tie * 100_000 + s;
+          if (e.rank !== 0) e.rank = e.tie + 1;
           table.setNum(s, Q_TOK, ++token);
           ties.set(s, e.tie);
           live.set(s, e);
@@ -63,9 +65,11 @@ describe('LaneQueue (memory store lanes)', () => {
         };
         const pick = (n: number) => [...live.keys()][n % live.size];
         for (const o of ops) {
-          if (o.kind === 'push') push({ k1: o.k1, k2: o.k2, rank: o.ranked ? ++rank : 0, tie: o.tie });
+          // a rank, when there is one, orders like the tie (as creation ranks order like
+          // (createdAt, seq) in the store): else the order would not be a total order
+          if (o.kind === 'push') push({ k1: o.k1, k2: o.k2, rank: o.ranked ? o.tie + 1 : 0, tie: o.tie });
           else if (o.kind === 'ascending') {
-            for (let i = 0; i < o.n; i++) push({ k1: 10 + ++top, k2: 0, rank: ++rank, tie: 0 });
+            for (let i = 0; i < o.n; i++) push({ k1: 10 + ++top, k2: 0, rank: 1, tie: 0 });
           } else if (o.kind === 'remove' && live.size > 0) {
             const s = pick(o.pick);
             table.setNum(s, Q_TOK, 0); // the owner changes the token first, then reports it
