@@ -56,8 +56,9 @@ type Op =
   | { kind: 'recordPoll'; pick: number; status: PollStatus; delayMs: number; pollErrors: number }
   | { kind: 'complete'; pick: number; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED }
   | { kind: 'retry'; pick: number; delayMs: number }
+  | { kind: 'release'; pick: number }
   | { kind: 'renew'; pick: number; leaseMs: number }
-  | { kind: 'stale'; pick: number; what: 'complete' | 'retry' | 'renew' | 'markSubmitted' }
+  | { kind: 'stale'; pick: number; what: 'complete' | 'retry' | 'release' | 'renew' | 'markSubmitted' }
   | { kind: 'cancel'; pick: number }
   | { kind: 'changePriority'; pick: number; priority: number }
   | { kind: 'setLimits'; update: LimitUpdate }
@@ -113,8 +114,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, status: fc.constantFrom(TaskStatus.SUCCEEDED as const, TaskStatus.FAILED as const, TaskStatus.CANCELED as const) }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick, delayMs: fc.constantFrom(0, 300, 2000) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('renew' as const), pick, leaseMs: fc.constantFrom(1000, 5000) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('stale' as const), pick, what: fc.constantFrom('complete' as const, 'retry' as const, 'renew' as const, 'markSubmitted' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('stale' as const), pick, what: fc.constantFrom('complete' as const, 'retry' as const, 'release' as const, 'renew' as const, 'markSubmitted' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('changePriority' as const), pick, priority: priorityArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('setLimits' as const), update: limitArb }) },
@@ -302,6 +304,16 @@ class Run {
           () => model.retry(h.id, h.modelLeaseId, op.delayMs, 'again'),
         );
       }
+      case 'release': {
+        const c = this.validHeld([TaskStatus.SUBMITTING]);
+        if (!c.length) return false;
+        const h = c[op.pick % c.length];
+        return this.fenced(
+          h,
+          (f) => store.release(f),
+          () => model.release(h.id, h.modelLeaseId),
+        );
+      }
       case 'renew': {
         const c = this.validHeld([TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING]);
         if (!c.length) return false;
@@ -323,6 +335,8 @@ class Run {
               return store.complete(f, { status: TaskStatus.SUCCEEDED });
             case 'retry':
               return store.retry(f, { delayMs: 0, error: 'stale' });
+            case 'release':
+              return store.release(f);
             case 'renew':
               return store.renewLease(f, 1000);
             case 'markSubmitted':

@@ -243,6 +243,18 @@ export class ReferenceModel {
     });
   }
 
+  /** The holder gives the task back untouched: attempts, runAt, priority and error kept. */
+  release(id: string, leaseId: string): FencedResult {
+    return this.fenced(id, leaseId, (t) => {
+      if (t.cancelRequested) {
+        this.finish(t, TaskStatus.CANCELED);
+        return;
+      }
+      t.status = TaskStatus.PENDING_SUBMIT;
+      this.clearLease(t);
+    });
+  }
+
   recoverExpired(): Array<{ id: string; from: TaskStatus; to: TaskStatus }> {
     const now = this.now;
     const out: Array<{ id: string; from: TaskStatus; to: TaskStatus }> = [];
