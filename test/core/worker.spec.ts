@@ -1,4 +1,5 @@
 import {
+  InvalidStateError,
   ManualClock,
   NotSubmittedError,
   PermanentError,
@@ -339,5 +340,75 @@ describe('Worker and cancel requests', () => {
     await step();
     expect((await queue.get(t.id))!.status).toBe(TaskStatus.CANCELED);
     expect(cancelled).toEqual(['ext-late']);
+  });
+});
+
+describe('Worker and store failures while writing an outcome', () => {
+  /** The memory store whose complete() fails `failures` times with a driver-like error first. */
+  class FlakyCompleteStore extends MemoryTaskStore {
+    calls = 0;
+    constructor(
+      private failures: number,
+      clock: ManualClock,
+      private readonly failure: () => Error = () => new Error('Connection terminated unexpectedly'),
+    ) {
+      super({ clock });
+    }
+    override async complete(...args: Parameters<MemoryTaskStore['complete']>) {
+      this.calls++;
+      if (this.failures-- > 0) throw this.failure();
+      return super.complete(...args);
+    }
+  }
+
+  function flakySetup(failures: number, leaseMs = 30_000, failure?: () => Error) {
+    const clock = new ManualClock();
+    const store = new FlakyCompleteStore(failures, clock, failure);
+    const registry = new TaskTypeRegistry();
+    let runs = 0;
+    registry.register('job', {}, { run: () => { runs++; return 'done'; } }, 'TestHandler');
+    const errors: unknown[] = [];
+    const worker = new Worker({ store, registry, events: new TaskEvents(), concurrency: 1, leaseMs, onError: (e) => errors.push(e) });
+    const queue = new PriorityQueue({ store, registry });
+    return { store, worker, queue, errors, runs: () => runs };
+  }
+
+  it('writes the outcome again after a store error instead of losing it (the task is not run twice)', async () => {
+    const { store, worker, queue, errors, runs } = flakySetup(2);
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    await worker.whenIdle();
+    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.SUCCEEDED, result: 'done', leaseId: null });
+    expect(store.calls).toBe(3);
+    expect(runs()).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports the error and leaves the task to lease recovery when the store keeps failing', async () => {
+    const { store, worker, queue, errors } = flakySetup(100);
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    await worker.whenIdle();
+    expect(store.calls).toBe(4); // the write and three retries
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/Connection terminated/);
+    expect((await queue.get(t.id))!.status).toBe(TaskStatus.SUBMITTING);
+  });
+
+  it('retries only within a third of the lease, and never a queue error', async () => {
+    const short = flakySetup(100, 900); // 300 ms of waits: 50 + 250, not the 1000
+    const t = await short.queue.submit({ type: 'job' });
+    await short.worker.tick();
+    await short.worker.whenIdle();
+    expect(short.store.calls).toBe(3);
+    expect(short.errors).toHaveLength(1);
+    expect((await short.queue.get(t.id))!.status).toBe(TaskStatus.SUBMITTING);
+
+    const queueError = flakySetup(1, 30_000, () => new InvalidStateError('task is not SUBMITTING'));
+    await queueError.queue.submit({ type: 'job' });
+    await queueError.worker.tick();
+    await queueError.worker.whenIdle();
+    expect(queueError.store.calls).toBe(1);
+    expect(queueError.errors).toEqual([expect.any(InvalidStateError)]);
   });
 });

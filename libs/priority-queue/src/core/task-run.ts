@@ -1,10 +1,13 @@
 import { backoffDelay } from './backoff';
-import { NotSubmittedError, PermanentError, StaleLeaseError } from './errors';
+import { NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import type { TaskTypeRegistry } from './registry';
 import type { TaskStore } from './task-store.port';
 import { fenceOf, TaskStatus, type Fence, type Task } from './task';
+
+/** Waits before writing an outcome again after a store error (not a queue error such as a stale lease). */
+const OUTCOME_RETRY_MS = [50, 250, 1000];
 
 /** What a TaskRun needs from the worker that started it. */
 export interface TaskRunContext {
@@ -213,23 +216,38 @@ export class TaskRun {
    * A fenced write. A stale fence whose lease is still ours means only the version moved (a
    * cancel request arrived while the handler ran): re-fence once and write, so the outcome (e.g.
    * the external id) is kept and the cancel is then honoured. Otherwise another worker or the
-   * recovery owns the task now, and the write is dropped.
+   * recovery owns the task now, and the write is dropped. Any other store failure (not a
+   * PriorityQueueError) is retried after 50, 250 and 1000 ms, within leaseMs / 3 in all; then it
+   * goes to onError and the lease's expiry hands the task to recovery.
    */
   private async write(from: TaskStatus, op: (fence: Fence) => Promise<Task>): Promise<void> {
     this.renewedAt = null;
     this.ctx.handlerDone?.(this);
-    for (let attempt = 0; ; attempt++) {
+    let refenced = false;
+    let waited = 0;
+    for (let failure = 0; ; ) {
       try {
         const t = await op(this.fence);
         if (t.status !== from) this.ctx.events.emit(t, from);
         return;
       } catch (e) {
-        if (!(e instanceof StaleLeaseError)) return this.ctx.onError(e);
-        if (attempt > 0 || this.lost) return;
-        const current = await this.ctx.store.get(this.task.id).catch(() => null);
-        if (!current || current.leaseId !== this.fence.leaseId || current.status !== from) return;
-        this.task = current;
-        this.fence = fenceOf(current);
+        if (e instanceof StaleLeaseError) {
+          if (refenced || this.lost) return;
+          refenced = true;
+          const current = await this.ctx.store.get(this.task.id).catch(() => null);
+          if (!current || current.leaseId !== this.fence.leaseId || current.status !== from) return;
+          this.task = current;
+          this.fence = fenceOf(current);
+          continue;
+        }
+        // Not the queue's own verdict (a dropped connection, a deadlock past the store's own
+        // retries): the outcome is written again a few times rather than lost, which would run
+        // the task again once its lease expired. The lease was renewed at most leaseMs / 3 ago
+        // when the handler returned, so waits within leaseMs / 3 in all keep it ours.
+        const delay = OUTCOME_RETRY_MS[failure++];
+        if (e instanceof PriorityQueueError || delay === undefined || this.lost || waited + delay > this.ctx.leaseMs / 3) return this.ctx.onError(e);
+        waited += delay;
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
   }
