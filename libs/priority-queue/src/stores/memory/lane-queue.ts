@@ -284,6 +284,8 @@ export class LaneQueue {
     this.spare = run;
     this.run = out;
     this.pos = 0;
+    // every entry was read or accounted for: what is left is live (as lazy-heap.ts's compact)
+    this.stale = 0;
   }
 
   /** Drops every dead entry (they outnumber the live ones). */
