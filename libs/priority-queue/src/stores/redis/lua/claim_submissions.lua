@@ -60,11 +60,7 @@ local function providerLimits(prov)
 end
 -- HGET key field as a number (`missing` when absent), read once per script call through `cache`.
 local function cachedNumber(cache, key, field, missing)
-  local c = cache[key]
-  if not c then
-    c = {}
-    cache[key] = c
-  end
+  local c = subtable(cache, key)
   local v = c[field]
   if v == nil then
     v = tonumber(redis.call('HGET', key, field)) or missing
@@ -76,12 +72,7 @@ local function limitOf(key, field) return cachedNumber(limCache, key, field, fal
 local function inUse(key, field) return cachedNumber(useCache, key, field, 0) end
 -- Counts `n` more slots in use (HINCRBY) and keeps the cached count current.
 local function addInUse(key, field, n)
-  local c = useCache[key]
-  if not c then
-    c = {}
-    useCache[key] = c
-  end
-  c[field] = redis.call('HINCRBY', key, field, n)
+  subtable(useCache, key)[field] = redis.call('HINCRBY', key, field, n)
 end
 
 -- How many of `want` candidates of a lane (admission keys prov, acct, ten, ck) may start now, the
@@ -222,11 +213,7 @@ while not stop and not backlog and #claimed < limit do
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id
         if AGING > 0 then -- keys.ts `due`
-          local d = dueRem[ph]
-          if not d then
-            d = {}
-            dueRem[ph] = d
-          end
+          local d = subtable(dueRem, ph)
           d[#d + 1] = id
         end
         pendDec[ph] = (pendDec[ph] or 0) + 1

@@ -69,18 +69,10 @@ for _ = 1, n do
     if st ~= SUBMITTING then pollRem[#pollRem + 1] = id end
     if f[9] then deadRem[#deadRem + 1] = id end
     if st ~= SUBMITTING then -- SUBMITTING has no status set
-      local l = stRem[st]
-      if not l then
-        l = {}
-        stRem[st] = l
-      end
+      local l = subtable(stRem, st)
       l[#l + 1] = id
     end
-    local l = stAdd[to]
-    if not l then
-      l = {}
-      stAdd[to] = l
-    end
+    local l = subtable(stAdd, to)
     l[#l + 1] = f[4]
     l[#l + 1] = id
     finAdd[#finAdd + 1] = nowS

@@ -136,11 +136,7 @@ for i = 0, n - 1 do
       l[#l + 1] = 0
       l[#l + 1] = k .. id
       if AGING > 0 then -- keys.ts `due`
-        local dl = due[p]
-        if not dl then
-          dl = {}
-          due[p] = dl
-        end
+        local dl = subtable(due, p)
         dl[#dl + 1] = runS
         dl[#dl + 1] = id
       end

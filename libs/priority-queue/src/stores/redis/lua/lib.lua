@@ -52,6 +52,15 @@ end
 local function wake()
   if WOKE then redis.call('PUBLISH', BASE .. WAKE, '1') end
 end
+-- t[k], a table made and stored there on first use (lists and caches keyed by lane, status...).
+local function subtable(t, k)
+  local s = t[k]
+  if not s then
+    s = {}
+    t[k] = s
+  end
+  return s
+end
 local function hincr(key, field, by)
   local v = redis.call('HINCRBY', key, field, by)
   if v <= 0 then redis.call('HDEL', key, field) end
