@@ -122,7 +122,7 @@ export class LaneQueue {
   /** The owner invalidated one live entry (changed its slot's token BEFORE this call). */
   noteRemoved(): void {
     this.stale++;
-    if (this.stale > 32 && this.stale * 2 > this.length) this.rebuild();
+    if (this.stale > 32 && this.stale * 2 > this.length) this.merge(); // drops every dead entry
     this.settle();
   }
 
@@ -286,10 +286,5 @@ export class LaneQueue {
     this.pos = 0;
     // every entry was read or accounted for: what is left is live (as lazy-heap.ts's compact)
     this.stale = 0;
-  }
-
-  /** Drops every dead entry (they outnumber the live ones). */
-  private rebuild(): void {
-    this.merge();
   }
 }

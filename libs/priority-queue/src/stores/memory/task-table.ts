@@ -335,7 +335,7 @@ export class TaskTable {
       maxAttempts: i[io + MAX_ATTEMPTS],
       idempotent: (flags & F_IDEMPOTENT) !== 0,
       leaseOwner: r[ro + LEASE_OWNER] as string | null,
-      leaseId: r[ro + LEASE_ID] === null ? null : this.leaseId(s),
+      leaseId: this.leaseId(s),
       leaseUntil: opt(f[fo + LEASE_UNTIL]),
       result: (flags & F_RESULT_JSON) !== 0 ? JSON.parse(result as string) : result,
       error: r[ro + ERROR] as string | null,
