@@ -16,6 +16,15 @@ import { markStaged } from './stage-marks';
  * 3. non-terminal, deadline passed, no live lease (partial index (queue, deadline_at)):
  *    TIMED_OUT, slots released when it held them.
  */
+type Cond = ReturnType<typeof sql>;
+
+/** What the sweep recovers, at store time `now` (a value, or the statement's clock). */
+const lostSubmits = (now: unknown): Cond => sql`status = 'SUBMITTING' AND lease_until IS NOT NULL AND lease_until <= ${now}`;
+const lostPolls = (now: unknown): Cond => sql`status IN ('SUBMITTED', 'RUNNING') AND lease_until IS NOT NULL AND lease_until <= ${now}`;
+const pastDeadline = (now: unknown): Cond =>
+  sql`deadline_at IS NOT NULL AND deadline_at <= ${now} AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING')
+    AND (lease_until IS NULL OR lease_until <= ${now})`;
+
 export async function recoverExpired(c: StoreContext, limit: number): Promise<Transition[]> {
   if (limit <= 0 || !(await anythingExpired(c))) return [];
   return c.db.tx(
@@ -24,11 +33,11 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
       const out: Transition[] = [];
       const lock = c.d.rowLocks ? ' FOR UPDATE' : '';
       const T = raw(c.t.tasks);
-      const select = (where: ReturnType<typeof sql>, n: number) =>
+      const select = (where: Cond, n: number) =>
         q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} LIMIT ${raw(String(n))}${raw(lock)}`);
 
       // 1. expired submit leases
-      const submitting = await select(sql`status = 'SUBMITTING' AND lease_until IS NOT NULL AND lease_until <= ${now}`, limit);
+      const submitting = await select(lostSubmits(now), limit);
       const groups = new Map<TaskStatus, Row[]>();
       for (const r of submitting) {
         const to = afterLostSubmit(r);
@@ -53,7 +62,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
       // 2. expired poll leases
       const left = limit - out.length;
       if (left > 0) {
-        const polls = await select(sql`status IN ('SUBMITTED', 'RUNNING') AND lease_until IS NOT NULL AND lease_until <= ${now}`, left);
+        const polls = await select(lostPolls(now), left);
         for (const part of chunks(polls.map((r) => keyOf(c, r)), 500)) {
           await run(
             x,
@@ -66,11 +75,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
       // 3. deadlines
       const left3 = limit - out.length;
       if (left3 > 0) {
-        const late = await select(
-          sql`deadline_at IS NOT NULL AND deadline_at <= ${now} AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING')
-            AND (lease_until IS NULL OR lease_until <= ${now})`,
-          left3,
-        );
+        const late = await select(pastDeadline(now), left3);
         if (late.length > 0) {
           for (const part of chunks(late.map((r) => keyOf(c, r)), 500)) {
             await run(
@@ -99,13 +104,10 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
 async function anythingExpired(c: StoreContext): Promise<boolean> {
   const T = raw(c.t.tasks);
   const now = c.nowSql();
+  const any = (cond: Cond) => sql`EXISTS (SELECT 1 FROM ${T} WHERE queue = ${c.queue} AND ${cond})`;
   const [r] = await q<{ a: unknown; b: unknown; d: unknown }>(
     c.db,
-    sql`SELECT
-      EXISTS (SELECT 1 FROM ${T} WHERE queue = ${c.queue} AND status = 'SUBMITTING' AND lease_until IS NOT NULL AND lease_until <= ${now}) AS a,
-      EXISTS (SELECT 1 FROM ${T} WHERE queue = ${c.queue} AND status IN ('SUBMITTED', 'RUNNING') AND lease_until IS NOT NULL AND lease_until <= ${now}) AS b,
-      EXISTS (SELECT 1 FROM ${T} WHERE queue = ${c.queue} AND deadline_at IS NOT NULL AND deadline_at <= ${now}
-        AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING') AND (lease_until IS NULL OR lease_until <= ${now})) AS d`,
+    sql`SELECT ${any(lostSubmits(now))} AS a, ${any(lostPolls(now))} AS b, ${any(pastDeadline(now))} AS d`,
   );
   const yes = (v: unknown) => v === true || Number(v) === 1;
   return r !== undefined && (yes(r.a) || yes(r.b) || yes(r.d));
