@@ -27,6 +27,7 @@ import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
 import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
+import { idempotencyCases } from './cases/idempotency.cases';
 import { leaseCases } from './cases/lease.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { orderCases } from './cases/order.cases';
@@ -74,6 +75,7 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     });
 
     describe('create, get, copies', () => createCases(ctx));
+    describe('idempotency keys (DESIGN §1)', () => idempotencyCases(ctx));
     describe('order (DESIGN §2)', () => orderCases(ctx));
     describe('aging (DESIGN §2)', () => agingCases(ctx));
     describe('admission limits (DESIGN §3)', () => admissionCases(ctx));

@@ -1,9 +1,13 @@
 import {
   AdmissionControl,
   HandlerRegistrationError,
+  isKey,
+  MAX_PAYLOAD_DEPTH,
   TaskTypeRegistry,
   validatePayload,
+  validatePriority,
   validateSubmitInput,
+  validateTaskId,
   ValidationError,
   type SubmitInput,
   type TaskStore,
@@ -40,6 +44,27 @@ describe('submit validation', () => {
     [{ ...ok, priorty: 5 }, /priorty/],
   ])('rejects %j', (input, pattern) => {
     expect(messageOf(() => validateSubmitInput(input as SubmitInput, 1024))).toMatch(pattern);
+  });
+
+  it.each([
+    [{ ...ok, type: 'a\ud800' }, /type .*lone UTF-16 surrogates/],
+    [{ ...ok, providerKey: '\udc00' }, /providerKey/],
+    [{ ...ok, accountId: 'x\ud83d' }, /accountId/],
+    [{ ...ok, tenantId: '\ude00x' }, /tenantId/],
+    [{ ...ok, concurrencyKey: '\ud800\ud800' }, /concurrencyKey/],
+    [{ ...ok, idempotencyKey: 'k\udfff' }, /idempotencyKey/],
+  ])('rejects a lone surrogate in a key: %j', (input, pattern) => {
+    expect(messageOf(() => validateSubmitInput(input as SubmitInput, 1024))).toMatch(pattern);
+  });
+
+  it('accepts keys with surrogate pairs (astral characters)', () => {
+    expect(() => validateSubmitInput({ ...ok, tenantId: '😀', accountId: '𝄞', concurrencyKey: 'k😀', idempotencyKey: '😀😀', providerKey: 'p𝄞' }, 1024)).not.toThrow();
+  });
+
+  it('no submit message has a doubled full stop', () => {
+    for (const input of [{ ...ok, priority: '5' }, { ...ok, priority: 0.5, delayMs: -1 }, { ...ok, tenantId: '' }, { ...ok, colour: 1 }]) {
+      expect(messageOf(() => validateSubmitInput(input as SubmitInput, 1024))).not.toMatch(/\.\./);
+    }
   });
 
   it('lists every problem of one input, each naming its field', () => {
@@ -174,7 +199,61 @@ describe('limit validation', () => {
     [{ kind: 'tenant', tenantId: '', quota: 1 }, /tenantId/],
     [{ kind: 'concurrencyKey', key: 'k', limit: 1.5 }, /limit/],
     [{ kind: 'bogus' }, /kind/],
+    [{ kind: 'provider', providerKey: 'p', qpz: 5 }, /unknown field qpz \(allowed: kind, providerKey, paused, qps, burst, accountConcurrency\)/],
+    [{ kind: 'defaultTenant', quota: 1, tenantId: 't', x: 1 }, /unknown fields tenantId, x/],
+    [{ kind: 'tenant', tenantId: 't', quota: '5' }, /quota: got "5" \(a string\)/],
+    [{ kind: 'tenant', tenantId: 't\ud800', quota: 1 }, /tenantId: got "t\\ud800".*lone UTF-16 surrogates/],
+    [{ kind: 'constructor', key: 'k' }, /kind/],
+    [{ kind: 'toString' }, /kind/],
   ])('rejects %j before reaching the store', async (update, pattern) => {
     await expect(control.apply(update as never)).rejects.toThrow(pattern);
+  });
+});
+
+describe('ids, keys and priorities given to the by-id operations', () => {
+  it.each([null, undefined, 7, {}, [], '', 'a\u0000', '\ud800', 'a\udc00b', 'x'.repeat(256)])('validateTaskId refuses %j', (id) => {
+    expect(messageOf(() => validateTaskId(id))).toMatch(/^Invalid task id: got .*pass the id that submit returned.*Nothing was changed\.$/);
+  });
+
+  it.each(['0b6a3b0e-2c1d-4f00-8a00-000000000001', 'x'.repeat(255), '😀', 'a b'])('validateTaskId accepts %j', (id) => {
+    expect(() => validateTaskId(id)).not.toThrow();
+  });
+
+  it('isKey accepts well-formed strings only (surrogate pairs yes, lone surrogates no)', () => {
+    expect(isKey('𝄞😀')).toBe(true);
+    expect(isKey('😀'.repeat(127))).toBe(true);
+    expect(isKey('😀'.repeat(128))).toBe(false); // 256 UTF-16 units
+    for (const bad of ['\ud83d', '\ude00', 'a\ude00\ud83d', '\u007f', 1, null]) expect(isKey(bad)).toBe(false);
+  });
+
+  it('validatePriority names a string as a string, without a doubled full stop', () => {
+    const m = messageOf(() => validatePriority('5'));
+    expect(m).toMatch(/got "5" \(a string\), not an integer/);
+    expect(m).not.toMatch(/\.\./);
+    expect(messageOf(() => validatePriority(2 ** 31))).toMatch(/got 2147483648;/);
+    expect(() => validatePriority(-(2 ** 31))).not.toThrow();
+  });
+});
+
+describe('payload depth', () => {
+  const nested = (levels: number): unknown => {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+
+  it(`accepts ${MAX_PAYLOAD_DEPTH} levels of arrays and objects, refuses ${MAX_PAYLOAD_DEPTH + 1} with a message that says what to do`, () => {
+    expect(() => validatePayload(nested(MAX_PAYLOAD_DEPTH), 1e6)).not.toThrow();
+    const m = messageOf(() => validatePayload(nested(MAX_PAYLOAD_DEPTH + 1), 1e6));
+    expect(m).toBe(`Invalid task: payload nests arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep; flatten it or pass a reference to the data. Nothing was queued.`);
+  });
+
+  it('a payload nested 100,000 levels deep is a ValidationError, not a RangeError (nor a stack overflow in the size estimate)', () => {
+    expect(messageOf(() => validatePayload(nested(100_000), 1e9))).toMatch(/more than 100 levels deep/);
+    expect(messageOf(() => validateSubmitInput({ type: 't', payload: { a: [nested(100_000)] } }, 1e9))).toMatch(/levels deep/);
+  });
+
+  it('a problem above the depth limit is still named by its path', () => {
+    expect(messageOf(() => validatePayload({ a: [{ b: () => 1 }], deep: nested(500) }, 1e6))).toMatch(/payload\.a\[0\]\.b is a function/);
   });
 });

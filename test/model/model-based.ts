@@ -16,6 +16,7 @@ import {
   isTerminal,
   ManualClock,
   StaleLeaseError,
+  IdempotencyConflictError,
   InvalidStateError,
   TaskNotFoundError,
   TaskStatus,
@@ -240,9 +241,20 @@ class Run {
     switch (op.kind) {
       case 'submit': {
         const news: NewTask[] = op.tasks.map((s) => ({ ...s, id: nextId(), type: 'job', payload: { s: s.priority }, timeoutMs: null }));
-        const res = await store.create(news);
+        // a reused key mostly resubmits its task (tenant, payload as held; created = false); with
+        // maxAttempts 1 the input keeps its own, a conflict when they differ (nothing is created)
+        const firsts = new Map<string, NewTask>();
+        for (const n of news) {
+          const k = n.idempotencyKey;
+          const held = k === null ? undefined : (firsts.get(k) ?? model.tasks.find((t) => t.idempotencyKey === k));
+          if (k !== null && !held) firsts.set(k, n);
+          else if (held && n.maxAttempts !== 1) Object.assign(n, { tenantId: held.tenantId, payload: held.payload });
+        }
+        const res = await outcome(store.create(news));
         const want = model.create(news);
-        expect(res.map((r) => ({ id: r.task.id, created: r.created }))).toEqual(want);
+        if (want === 'conflict') expect(res.ok ? 'created' : res.error).toBeInstanceOf(IdempotencyConflictError);
+        else if (!res.ok) throw res.error;
+        else expect(res.value.map((r) => ({ id: r.task.id, created: r.created }))).toEqual(want);
         return true;
       }
       case 'claim': {

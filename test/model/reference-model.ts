@@ -7,6 +7,7 @@
  * Lease ids are the model's own ("m1", "m2", ...); the driver maps them to the store's.
  * Versions are not modelled (their exact bumps are not the subject here).
  */
+import { isDeepStrictEqual } from 'node:util';
 import {
   accountKey,
   compareOrder,
@@ -52,7 +53,19 @@ export class ReferenceModel {
     return this.tasks.find((t) => t.id === id);
   }
 
-  create(news: readonly NewTask[]): Array<{ id: string; created: boolean }> {
+  /**
+   * 'conflict' (nothing created) when a key is reused with another type, tenant or payload
+   * (compared as values: key order aside) than the task holding it or the batch's first input.
+   */
+  create(news: readonly NewTask[]): Array<{ id: string; created: boolean }> | 'conflict' {
+    const holders = new Map<string, Pick<NewTask, 'type' | 'tenantId' | 'payload'>>();
+    for (const n of news) {
+      if (n.idempotencyKey === null) continue;
+      const h = holders.get(n.idempotencyKey) ?? this.tasks.find((t) => t.idempotencyKey === n.idempotencyKey);
+      if (!h) holders.set(n.idempotencyKey, n);
+      else if (h.type !== n.type || h.tenantId !== n.tenantId || !isDeepStrictEqual(h.payload, n.payload)) return 'conflict';
+      else holders.set(n.idempotencyKey, h);
+    }
     const out: Array<{ id: string; created: boolean }> = [];
     for (const n of news) {
       const existing = n.idempotencyKey === null ? undefined : this.tasks.find((t) => t.idempotencyKey === n.idempotencyKey);

@@ -102,17 +102,18 @@ export function createCases(ctx: ContractContext): void {
     const h = await ctx.open();
     const first = await h.createOne({ idempotencyKey: 'order-42', payload: { v: 1 }, priority: 3 });
     h.clock.advance(10);
-    const again = await h.store.create([h.newTask({ idempotencyKey: 'order-42', payload: { v: 2 }, priority: 99 })]);
+    // same key, type, tenant and payload: the other fields (priority, delay, ...) do not matter
+    const again = await h.store.create([h.newTask({ idempotencyKey: 'order-42', payload: { v: 1 }, priority: 99, delayMs: 50 })]);
     expect(again).toEqual([{ task: first, created: false }]);
 
     const [claimed] = await h.claim(1);
     expect(claimed.id).toBe(first.id);
-    const third = await h.store.create([h.newTask({ idempotencyKey: 'order-42' })]);
+    const third = await h.store.create([h.newTask({ idempotencyKey: 'order-42', payload: { v: 1 } })]);
     expect(third[0].created).toBe(false);
     expect(third[0].task).toEqual(claimed);
 
     await h.complete(claimed);
-    const fourth = await h.store.create([h.newTask({ idempotencyKey: 'order-42' })]);
+    const fourth = await h.store.create([h.newTask({ idempotencyKey: 'order-42', payload: { v: 1 } })]);
     expect(fourth[0].created).toBe(false);
     expect(fourth[0].task.status).toBe(TaskStatus.SUCCEEDED);
     expect(await h.all()).toHaveLength(1);
@@ -120,13 +121,13 @@ export function createCases(ctx: ContractContext): void {
 
   it('idempotency key duplicated inside one batch (and mixed with existing keys): one task per key, input order kept', async () => {
     const h = await ctx.open();
-    const existing = await h.createOne({ idempotencyKey: 'k-old' });
+    const existing = await h.createOne({ idempotencyKey: 'k-old', payload: 'old' });
     const inputs = [
-      h.newTask({ idempotencyKey: 'k-new' }),
-      h.newTask({ idempotencyKey: 'k-new' }),
+      h.newTask({ idempotencyKey: 'k-new', payload: 'new' }),
+      h.newTask({ idempotencyKey: 'k-new', payload: 'new' }),
       h.newTask({}),
-      h.newTask({ idempotencyKey: 'k-old' }),
-      h.newTask({ idempotencyKey: 'k-new' }),
+      h.newTask({ idempotencyKey: 'k-old', payload: 'old' }),
+      h.newTask({ idempotencyKey: 'k-new', payload: 'new' }),
     ];
     const res = await h.store.create(inputs);
     expect(res.map((r) => r.created)).toEqual([true, false, true, false, false]);

@@ -1,3 +1,4 @@
+import type { IdempotencyField } from './idempotency';
 import { Messages } from './messages';
 
 /** Base class of every error the library throws on purpose. */
@@ -18,6 +19,22 @@ export class ValidationError extends PriorityQueueError {
 export class UnknownTaskTypeError extends ValidationError {
   constructor(readonly type: string, known: readonly string[]) {
     super(Messages.unknownType(type, known), [`type: unknown "${type}"`]);
+  }
+}
+
+/**
+ * An idempotency key was reused for a task of another type, tenant or payload (DESIGN §1).
+ * Nothing of the submit (or of its whole submitMany batch) was written. `fields` lists what
+ * differs; `taskId` is the task that holds the key; `index` the input of the batch (0 for submit).
+ */
+export class IdempotencyConflictError extends PriorityQueueError {
+  constructor(
+    readonly key: string,
+    readonly fields: readonly IdempotencyField[],
+    readonly taskId: string,
+    readonly index = 0,
+  ) {
+    super(Messages.idempotencyConflict(key, fields));
   }
 }
 

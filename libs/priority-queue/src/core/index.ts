@@ -8,6 +8,7 @@ export * from './task-store.port';
 export * from './events';
 export * from './registry';
 export * from './validation';
+export * from './idempotency';
 export * from './queue';
 export * from './admission-control';
 export * from './backoff';

@@ -14,10 +14,18 @@ export const Messages = {
     `Invalid task: payload is not JSON-serialisable (${reason}). Pass plain objects, arrays, strings, finite numbers, booleans or null. Nothing was queued.`,
   payloadTooLarge: (bytes: number, max: number) =>
     `Invalid task: payload is ${bytes} bytes once serialised, above the limit of ${max} bytes (option maxPayloadBytes). Store large data elsewhere and pass a reference. Nothing was queued.`,
+  /** One problem of a submit (a detail of invalidSubmit, which ends the sentence). */
+  priorityRule: (value: unknown) => priorityRule(value),
   invalidPriority: (value: unknown) =>
-    `Invalid priority ${String(value)}: use an integer from -2147483648 to 2147483647 (larger = more urgent).`,
+    `Invalid priority: got ${shown(value)}${notInteger(value)}; use an integer from -2147483648 to 2147483647 (larger = more urgent). Nothing was changed.`,
+  payloadTooDeep: (max: number) =>
+    `payload nests arrays and objects more than ${max} levels deep; flatten it or pass a reference to the data`,
+  invalidTaskId: (value: unknown) =>
+    `Invalid task id: got ${shown(value)}; pass the id that submit returned (a string of 1 to 255 characters, no control characters, no lone UTF-16 surrogates). Nothing was changed.`,
   invalidLimit: (what: string, value: unknown, expected: string) =>
-    `Invalid limit ${what} = ${String(value)}: expected ${expected}. Limits were not changed.`,
+    `Invalid limit ${what}: got ${shown(value)}, expected ${expected}. Limits were not changed.`,
+  unknownLimitFields: (kind: string, fields: readonly string[], allowed: readonly string[]) =>
+    `Invalid limit update of kind '${kind}': unknown ${fields.length > 1 ? 'fields' : 'field'} ${fields.join(', ')} (allowed: ${allowed.join(', ')}). Limits were not changed.`,
   invalidOption: (what: string, value: unknown, expected: string) =>
     `Invalid option ${what} = ${String(value)}: expected ${expected}.`,
   taskNotFound: (id: string) => `Task ${id} does not exist (or was purged after its retention).`,
@@ -27,8 +35,8 @@ export const Messages = {
     `Task ${id} was changed by someone else (lease expired or fenced out); this write was rejected. The current holder or the recovery owns it now.`,
   storeClosed: () => `The task store is closed. Create a new store or restart the application.`,
   shuttingDown: () => `The worker is shutting down and accepts no new work.`,
-  idempotencyConflict: (key: string, existingType: string, type: string) =>
-    `Idempotency key "${key}" already belongs to a task of type "${existingType}", not "${type}". Use a key unique per logical operation.`,
+  idempotencyConflict: (key: string, fields: readonly string[]) =>
+    `Idempotency key ${JSON.stringify(key)} already belongs to a task with another ${fields.join(' and ')}. Nothing was queued. A key names one operation: submit again with the same type, tenant and payload to get that task back, or use a new key for a different operation.`,
   scheduleModuleMissing: () =>
     `PriorityQueueModule workers need @nestjs/schedule: import ScheduleModule.forRoot() once in your root module (the library never imports it itself), or set workers: { enabled: false } in a producer-only process.`,
   unknownStoreType: (type: unknown) =>
@@ -50,3 +58,32 @@ export const Messages = {
   schemaMissing: (table: string) =>
     `Table ${table} is missing. Run the task store's migrations (store.init() does it, or add priorityQueueMigrations() to your DataSource migrations).`,
 } as const;
+
+function priorityRule(value: unknown): string {
+  return `priority must be an integer from -2147483648 to 2147483647 (larger = more urgent), got ${shown(value)}${notInteger(value)}`;
+}
+
+function notInteger(value: unknown): string {
+  return typeof value === 'string' ? ', not an integer' : '';
+}
+
+/** A value as a message shows it: strings quoted and escaped (and cut when long), the kind of anything else. */
+export function shown(v: unknown): string {
+  switch (typeof v) {
+    case 'string': {
+      const q = JSON.stringify(v.length > 64 ? v.slice(0, 64) : v);
+      return `${v.length > 64 ? q.slice(0, -1) + '..."' : q} (a string${v.length > 64 ? ` of ${v.length} characters` : ''})`;
+    }
+    case 'number':
+    case 'boolean':
+      return String(v);
+    case 'bigint':
+      return `${v}n (a BigInt)`;
+    case 'undefined':
+      return 'undefined';
+    case 'object':
+      return v === null ? 'null' : Array.isArray(v) ? 'an array' : 'an object';
+    default:
+      return `a ${typeof v}`;
+  }
+}

@@ -6,7 +6,16 @@ import type { ResolvedTaskType } from './handler';
 import type { TaskTypeRegistry } from './registry';
 import type { QueueStats, TaskStore } from './task-store.port';
 import { TaskStatus, type NewTask, type Task } from './task';
-import { DEFAULT_MAX_PAYLOAD_BYTES, submitFieldsValid, validatePayload, validateSubmitInput, type SubmitInput } from './validation';
+import { payloadFingerprint } from './idempotency';
+import {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  submitFieldsValid,
+  validatePayload,
+  validatePriority,
+  validateSubmitInput,
+  validateTaskId,
+  type SubmitInput,
+} from './validation';
 
 export interface PriorityQueueOptions {
   store: TaskStore;
@@ -112,11 +121,13 @@ export class PriorityQueue {
     return tasks;
   }
 
-  get(id: string): Promise<Task | null> {
+  async get(id: string): Promise<Task | null> {
+    validateTaskId(id);
     return this.store.get(id);
   }
 
   async cancel(id: string): Promise<Task> {
+    validateTaskId(id);
     const before = await this.store.get(id);
     if (!before) throw new TaskNotFoundError(id);
     const after = await this.store.cancel(id);
@@ -125,10 +136,9 @@ export class PriorityQueue {
     return after;
   }
 
-  changePriority(id: string, priority: number): Promise<Task> {
-    if (!Number.isInteger(priority) || priority < -2147483648 || priority > 2147483647) {
-      return Promise.reject(new ValidationError(Messages.invalidPriority(priority), ['priority']));
-    }
+  async changePriority(id: string, priority: number): Promise<Task> {
+    validateTaskId(id);
+    validatePriority(priority);
     return this.store.changePriority(id, priority);
   }
 
@@ -158,11 +168,12 @@ export class PriorityQueue {
 
   /** The NewTask of a checked input. */
   private build(input: SubmitInput, t: ResolvedTaskType): NewTask {
+    const payload = input.payload === undefined ? null : input.payload;
     return {
       id: taskIds.next(),
       idempotencyKey: input.idempotencyKey ?? null,
       type: input.type,
-      payload: input.payload === undefined ? null : input.payload,
+      payload,
       priority: input.priority ?? t.defaultPriority,
       providerKey: input.providerKey ?? t.providerKey,
       accountId: input.accountId ?? null,
@@ -172,6 +183,7 @@ export class PriorityQueue {
       timeoutMs: input.timeoutMs === undefined ? t.timeoutMs : input.timeoutMs,
       maxAttempts: input.maxAttempts ?? t.maxAttempts,
       idempotent: t.idempotent,
+      payloadFingerprint: input.idempotencyKey == null ? undefined : payloadFingerprint(payload),
     };
   }
 }

@@ -116,6 +116,11 @@ export interface NewTask {
   timeoutMs: number | null;
   maxAttempts: number;
   idempotent: boolean;
+  /**
+   * With an idempotencyKey: core/idempotency.ts payloadFingerprint(payload), computed once by the
+   * queue. Stores read it through scopeOf(), which computes it when absent (a direct store call).
+   */
+  payloadFingerprint?: string;
 }
 
 /** Identity of a lease holder: every fenced write must present all three. */

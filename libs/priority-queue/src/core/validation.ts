@@ -5,9 +5,16 @@ import type { TaskTypeOptions } from './handler';
 import { Messages } from './messages';
 import { INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from './order-key';
 
-/** Ids and keys: printable, no control characters (they separate composite keys in stores). */
-const KEY_PATTERN = /^[^\u0000-\u001f\u007f]+$/;
+/**
+ * Ids and keys: no control characters (they separate composite keys in stores) and well-formed
+ * UTF-16 (a lone surrogate has no UTF-8 form: drivers send U+FFFD instead, so two keys would
+ * become one). In `u` mode a surrogate pair is one code point; only a lone one is \p{Cs}.
+ */
+const KEY_PATTERN = /^[^\u0000-\u001f\u007f\p{Cs}]+$/u;
 const KEY_MAX = 255;
+/** Deepest nesting of arrays and objects in a payload (MySQL's JSON and MongoDB's documents stop at 100 too). */
+export const MAX_PAYLOAD_DEPTH = 100;
+const KEY_RULE = 'must be a string of 1-255 characters without control characters or lone UTF-16 surrogates';
 /** Longest delay or timeout accepted: 10 years. */
 export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -35,12 +42,13 @@ function IsKey(): PropertyDecorator {
     name: 'isKey',
     validator: {
       validate: (v: unknown) => isKey(v),
-      defaultMessage: () => '$property must be 1-255 printable characters without control characters',
+      defaultMessage: () => `$property ${KEY_RULE}`,
     },
   });
 }
 
-function isKey(v: unknown): boolean {
+/** Whether `v` is a valid id or key: a well-formed string of 1-255 UTF-16 units without control characters. */
+export function isKey(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v);
 }
 
@@ -54,7 +62,6 @@ function IsIntIn(min: number, max: number, message?: string): PropertyDecorator 
   });
 }
 
-const KEY_RULE = 'must be 1-255 printable characters without control characters';
 
 function intIn(v: unknown, min: number, max: number): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
@@ -80,7 +87,7 @@ function submitFieldsOk(input: Record<string, unknown>, out: string[] | null): b
       case 'payload':
         continue;
       case 'priority':
-        if (v == null || intIn(v, INT32_MIN, INT32_MAX) || bad(Messages.invalidPriority(v))) continue;
+        if (v == null || intIn(v, INT32_MIN, INT32_MAX) || bad(Messages.priorityRule(v))) continue;
         return false;
       case 'delayMs':
         if (v == null || intIn(v, 0, MAX_DURATION_MS) || bad('delayMs must be an integer >= 0 (ms from now)')) continue;
@@ -217,12 +224,23 @@ export function submitFieldsValid(inputs: readonly SubmitInput[]): boolean {
   }
 }
 
-/** A payload must round-trip through JSON unchanged: plain data only, finite numbers, no cycles. */
+/** A task id given to get / cancel / changePriority (and every by-id operation); throws ValidationError. */
+export function validateTaskId(id: unknown): asserts id is string {
+  if (!isKey(id)) throw new ValidationError(Messages.invalidTaskId(id), [`id ${KEY_RULE}`]);
+}
+
+/** A priority given to changePriority; throws ValidationError. */
+export function validatePriority(priority: unknown): asserts priority is number {
+  if (!intIn(priority, INT32_MIN, INT32_MAX)) throw new ValidationError(Messages.invalidPriority(priority), [Messages.priorityRule(priority)]);
+}
+
+/** A payload must round-trip through JSON unchanged: plain data only, finite numbers, no cycles, at most MAX_PAYLOAD_DEPTH deep. */
 export function validatePayload(payload: unknown, maxPayloadBytes: number): void {
   if (payload === undefined) return;
   const walk = new PayloadWalk();
   const bound = walk.size(payload);
   if (bound < 0) {
+    if (walk.tooDeep) throw new ValidationError(Messages.invalidSubmit(Messages.payloadTooDeep(MAX_PAYLOAD_DEPTH)), ['payload: too deep']);
     const problem = walk.problem(payload);
     throw new ValidationError(Messages.payloadNotJson(problem), [problem]);
   }
@@ -244,6 +262,8 @@ const NUMBER_MAX_CHARS = 25;
 class PayloadWalk {
   /** Objects and arrays being walked (ancestors of the current value): a repeat is a cycle. */
   private readonly ancestors: object[] = [];
+  /** Set when size() stopped because the payload nests deeper than MAX_PAYLOAD_DEPTH. */
+  tooDeep = false;
 
   size(v: unknown): number {
     switch (typeof v) {
@@ -262,6 +282,10 @@ class PayloadWalk {
     const obj = v as object;
     const ancestors = this.ancestors;
     for (let i = 0; i < ancestors.length; i++) if (ancestors[i] === obj) return -1;
+    if (ancestors.length >= MAX_PAYLOAD_DEPTH) {
+      this.tooDeep = true;
+      return -1;
+    }
     let total = 2;
     ancestors.push(obj);
     if (Array.isArray(obj)) {
@@ -308,6 +332,7 @@ function jsonProblem(v: unknown, path: string, seen: Set<object>): string | null
   if (v === null) return null;
   const obj = v as object;
   if (seen.has(obj)) return `${path} is a circular reference`;
+  if (seen.size >= MAX_PAYLOAD_DEPTH) return Messages.payloadTooDeep(MAX_PAYLOAD_DEPTH); // size() reports it first
   if (Array.isArray(obj)) {
     seen.add(obj);
     for (let i = 0; i < obj.length; i++) {
@@ -332,9 +357,7 @@ function jsonProblem(v: unknown, path: string, seen: Set<object>): string | null
 
 export function validateTaskTypeOptions(type: string, options: TaskTypeOptions): void {
   const details: string[] = [];
-  if (typeof type !== 'string' || !type || type.length > KEY_MAX || !KEY_PATTERN.test(type)) {
-    details.push('type must be 1-255 printable characters without control characters');
-  }
+  if (!isKey(type)) details.push(`type ${KEY_RULE}`);
   const errors = validateSync(Object.assign(new TaskTypeOptionsSchema(), options), VALIDATE_OPTIONS);
   details.push(...flatten(errors));
   const b = options.backoff as { baseMs?: unknown; maxMs?: unknown } | undefined;
@@ -351,19 +374,35 @@ export function validateTaskTypeOptions(type: string, options: TaskTypeOptions):
   }
 }
 
-/** Checks one limit change; throws ValidationError (limits unchanged). */
+/** The fields of each kind of limit update (core/admission.ts LimitUpdate). */
+const LIMIT_FIELDS: Readonly<Record<LimitUpdate['kind'], readonly string[]>> = {
+  provider: ['kind', 'providerKey', 'paused', 'qps', 'burst', 'accountConcurrency'],
+  account: ['kind', 'providerKey', 'accountId', 'concurrency'],
+  tenant: ['kind', 'tenantId', 'quota'],
+  defaultTenant: ['kind', 'quota'],
+  concurrencyKey: ['kind', 'key', 'limit'],
+};
+
+/** Checks one limit change; throws ValidationError (limits unchanged). Unknown fields are refused, as in submit. */
 export function validateLimitUpdate(update: LimitUpdate): void {
   const bad = (what: string, value: unknown, expected: string): never => {
     throw new ValidationError(Messages.invalidLimit(what, value, expected), [`${what}: ${expected}`]);
   };
   const key = (what: string, v: unknown) => {
-    if (typeof v !== 'string' || !v || v.length > KEY_MAX || !KEY_PATTERN.test(v)) bad(what, v, 'a non-empty key without control characters');
+    if (!isKey(v)) bad(what, v, `a key: ${KEY_RULE.replace('must be ', '')}`);
   };
   const count = (what: string, v: unknown, allowNull = true) => {
     if (v === undefined || (allowNull && v === null)) return;
     if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 1_000_000_000) bad(what, v, 'an integer from 0 to 1e9, or null to remove it');
   };
-  if (!update || typeof update !== 'object') bad('update', update, 'an object with a kind');
+  if (update === null || typeof update !== 'object' || Array.isArray(update)) bad('update', update, 'an object with a kind');
+  const kind = (update as { kind?: unknown }).kind;
+  const allowed = typeof kind === 'string' && Object.prototype.hasOwnProperty.call(LIMIT_FIELDS, kind) ? LIMIT_FIELDS[kind as LimitUpdate['kind']] : null;
+  if (allowed === null) bad('kind', kind, `one of ${Object.keys(LIMIT_FIELDS).map((k) => `'${k}'`).join(', ')}`);
+  const unknown = Object.keys(update).filter((f) => !allowed!.includes(f));
+  if (unknown.length) {
+    throw new ValidationError(Messages.unknownLimitFields(kind as string, unknown, allowed!), unknown.map((f) => `property ${f} should not exist`));
+  }
   switch (update.kind) {
     case 'provider': {
       key('providerKey', update.providerKey);
@@ -391,8 +430,6 @@ export function validateLimitUpdate(update: LimitUpdate): void {
       key('key', update.key);
       count('limit', update.limit);
       return;
-    default:
-      bad('kind', (update as { kind?: unknown }).kind, "one of 'provider', 'account', 'tenant', 'defaultTenant', 'concurrencyKey'");
   }
 }
 

@@ -9,6 +9,7 @@ import {
   type LimitsSnapshot,
 } from '../../core/admission';
 import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError } from '../../core/errors';
+import { checkIdempotentBatch, scopeOf, type IdempotencyScope } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type TerminalStatus, type Transition } from '../../core/task';
 import {
@@ -95,6 +96,7 @@ import {
   TYPE,
   UPDATED_AT,
   VERSION,
+  type LaneKeys,
 } from './task-table';
 
 const SC_PENDING = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
@@ -146,7 +148,8 @@ export class MemoryTaskStore implements TaskStore {
   private readonly t = new TaskTable(randomUUID().slice(0, 8) + '-');
   /** Slot of each task id. */
   private readonly tasks = new IdIndex();
-  private readonly byIdempotencyKey = new Map<string, number>();
+  /** Slot of the task holding each idempotency key, and the fingerprint of its payload (core/idempotency.ts). */
+  private readonly byIdempotencyKey = new Map<string, { slot: number; fingerprint: string }>();
   private readonly statusIndex = new StatusIndex();
   private readonly statusCounts: number[] = new Array<number>(STATUS_COUNT).fill(0);
   private seq = 0;
@@ -229,6 +232,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(inputs: readonly NewTask[]): Promise<CreateResult[]> {
     this.assertOpen();
+    checkIdempotentBatch(inputs, this.storedScope); // all or none: before anything is written
     const now = this.clock.now();
     const out = new Array<CreateResult>(inputs.length);
     let created = 0;
@@ -246,6 +250,7 @@ export class MemoryTaskStore implements TaskStore {
    */
   async createOne(input: NewTask): Promise<CreateResult> {
     this.assertOpen();
+    if (input.idempotencyKey !== null) checkIdempotentBatch([input], this.storedScope);
     const r = this.insert(input, this.clock.now(), undefined, 0);
     if (r.created) this.notify();
     return r;
@@ -256,7 +261,7 @@ export class MemoryTaskStore implements TaskStore {
     const t = this.t;
     if (input.idempotencyKey !== null) {
       const existing = this.byIdempotencyKey.get(input.idempotencyKey);
-      if (existing !== undefined) return { task: t.toTask(existing), created: false };
+      if (existing !== undefined) return { task: t.toTask(existing.slot), created: false };
     }
     const lane = this.laneOf(input);
     const seq = ++this.seq;
@@ -300,13 +305,21 @@ export class MemoryTaskStore implements TaskStore {
     t.setByte(s, FLAGS, (input.idempotent ? F_IDEMPOTENT : 0) | (ranked ? F_RANKED : 0) | stored.flag);
     if (!this.tasks.add(input.id, s)) this.rejectTakenId(s, lane, batch, index);
     lane.refs++;
-    if (input.idempotencyKey !== null) this.byIdempotencyKey.set(input.idempotencyKey, s);
+    if (input.idempotencyKey !== null) this.byIdempotencyKey.set(input.idempotencyKey, { slot: s, fingerprint: scopeOf(input).payloadFingerprint });
     this.statusIndex.add(s, seq, SC_PENDING);
     this.statusCounts[SC_PENDING]++;
     this.enterPending(s, now);
     // the caller's own payload object goes back (it never reaches the store's state)
     return { task: t.toCreatedTask(s, p), created: true };
   }
+
+  /** What the task holding an idempotency key was created with (for checkIdempotentBatch). */
+  private readonly storedScope = (key: string): (IdempotencyScope & { id: string }) | undefined => {
+    const e = this.byIdempotencyKey.get(key);
+    if (e === undefined) return undefined;
+    const t = this.t;
+    return { id: t.id(e.slot), type: t.ref<string>(e.slot, TYPE), tenantId: t.ref<LaneKeys>(e.slot, KEYS).tenantId, payloadFingerprint: e.fingerprint };
+  };
 
   async get(id: string): Promise<Task | null> {
     this.assertOpen();
@@ -534,7 +547,7 @@ export class MemoryTaskStore implements TaskStore {
       this.finished.pop();
       this.tasks.delete(t.id(s));
       const key = t.ref<string | null>(s, IDEMPOTENCY_KEY);
-      if (key !== null && this.byIdempotencyKey.get(key) === s) this.byIdempotencyKey.delete(key);
+      if (key !== null && this.byIdempotencyKey.get(key)?.slot === s) this.byIdempotencyKey.delete(key);
       const sc = t.byte(s, SC);
       this.statusIndex.remove(t.seq(s), sc);
       this.statusCounts[sc]--;

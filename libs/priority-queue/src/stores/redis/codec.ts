@@ -1,5 +1,6 @@
 import { newTaskRecord, TaskStatus, TERMINAL_STATUSES, type NewTask, type Task } from '../../core/task';
 import { laneKey } from '../../core/admission';
+import { scopeOf } from '../../core/idempotency';
 
 /**
  * Task hash <-> Task. The properties that never change after create are kept together in the
@@ -123,7 +124,7 @@ export function changeArg(v: string | number | boolean | null | undefined): stri
   return '+' + String(v);
 }
 
-export const CREATE_FIELDS_PER_TASK = 13;
+export const CREATE_FIELDS_PER_TASK = 14;
 
 export function serializePayload(payload: unknown): string {
   return JSON.stringify(payload === undefined ? null : payload);
@@ -145,7 +146,18 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
     String(t.maxAttempts),
     t.idempotent ? '1' : '0',
     laneKey(t),
+    t.idempotencyKey === null ? '' : idemScope(t),
   ];
+}
+
+/**
+ * What an idempotency key is bound to (core/idempotency.ts), as create.lua compares it and keeps
+ * it in the task's field `_i`: type, tenant ('' for none, else '+' .. tenantId) and payload
+ * fingerprint, joined by \x1f (which validated keys never contain).
+ */
+export function idemScope(t: NewTask): string {
+  const s = scopeOf(t);
+  return s.type + SEP + (s.tenantId === null ? '' : '+' + s.tenantId) + SEP + s.payloadFingerprint;
 }
 
 /** The task create.lua wrote for `t` (no read-back needed). */

@@ -10,7 +10,8 @@ import {
   type LimitsSnapshot,
   type ProviderLimits,
 } from '../../core/admission';
-import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
+import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
+import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { validateAgingInterval } from '../../core/validation';
 import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
@@ -145,8 +146,14 @@ export class RedisTaskStore implements TaskStore {
     try {
       reply = (await this.run('create', args)) as typeof reply;
     } catch (e) {
-      const dup = e instanceof Error ? /PQ_DUPLICATE (\S+)/.exec(e.message) : null;
+      const message = e instanceof Error ? e.message : '';
+      const dup = /PQ_DUPLICATE (\S+)/.exec(message);
       if (dup) throw new ValidationError(Messages.invalidSubmit(`a task with id "${dup[1]}" already exists`), [`id: duplicate "${dup[1]}"`]);
+      const idem = /PQ_IDEMCONFLICT (\d+) ([\w,]+) ("(?:[^"\\]|\\.)*")/.exec(message);
+      if (idem) {
+        const i = Number(idem[1]);
+        throw new IdempotencyConflictError(tasks[i].idempotencyKey!, idem[2].split(',') as IdempotencyField[], JSON.parse(idem[3]) as string, i);
+      }
       throw e;
     }
     const [nowStr, first, ...existing] = reply;

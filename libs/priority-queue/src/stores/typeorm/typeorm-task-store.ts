@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
 import { StoreClosedError, ValidationError } from '../../core/errors';
+import { checkIdempotentBatch, payloadFingerprint } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { validateAgingInterval } from '../../core/validation';
 import { newTaskRecord, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
@@ -166,6 +167,11 @@ export class TypeOrmTaskStore implements TaskStore {
             const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND idempotency_key IN (${list(keys)})`);
             for (const r of rows) existing.set(String(r.idempotency_key), rowToTask(r));
           }
+          // all or none: a key reused with another type, tenant or payload fails the batch before any write
+          checkIdempotentBatch(tasks, (k) => {
+            const e = existing.get(k);
+            return e && { id: e.id, type: e.type, tenantId: e.tenantId, payloadFingerprint: payloadFingerprint(e.payload) };
+          });
           const fresh: NewTask[] = [];
           const firstOfKey = new Map<string, NewTask>();
           for (const t of tasks) {

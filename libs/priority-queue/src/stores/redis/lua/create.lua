@@ -1,33 +1,78 @@
 -- create: creates tasks in one atomic step; an input whose idempotency key exists (in the store
--- or earlier in this batch) returns the existing task instead.
+-- or earlier in this batch) with the same type, tenant and payload returns the existing task
+-- instead; with another one the whole batch fails (core/idempotency.ts).
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark
 -- ARGV[4]  n, the number of tasks
--- ARGV[5 + 13*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
+-- ARGV[5 + 14*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
 --          properties as a JSON array, stored as given), priority, providerKey, accountId (opt),
 --          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
---          idempotent ('1' | '0'), lane id
+--          idempotent ('1' | '0'), lane id, idempotency scope ('' without a key: codec.ts
+--          idemScope, `type \31 tenant \31 payload fingerprint`, kept in the task's field `_i`)
 -- Returns: { now, first seq, { i, HGETALL }, ... }: the created tasks take the sequence numbers
 --          first, first + 1, ... in input order (the caller builds them from its input); an input
 --          i (1-based) whose idempotency key exists gets the HGETALL of the existing task instead.
---          Error 'PQ_DUPLICATE <id>' (nothing written) when a task to create has the id of an
---          existing task or of another task of the batch.
+--          Errors (nothing written): 'PQ_DUPLICATE <id>' when a task to create has the id of an
+--          existing task or of another task of the batch; 'PQ_IDEMCONFLICT <i> <fields> <id as
+--          JSON>' when input i (0-based) reuses a key held by task <id> with another scope
+--          (<fields>: the differing parts, comma-separated: type, tenantId, payload).
 local n = tonumber(ARGV[4])
+local W = 14
+
+local SCOPE_FIELDS = { 'type', 'tenantId', 'payload' }
+local function scopeParts(s)
+  local e1 = string.find(s, SEP, 1, true)
+  local e2 = string.find(s, SEP, e1 + 1, true)
+  return { string.sub(s, 1, e1 - 1), string.sub(s, e1 + 1, e2 - 1), string.sub(s, e2 + 1) }
+end
+-- the parts in which a held scope and an input's differ ('*': a payload not known, see below), or false
+local function scopeDiff(held, scope)
+  if held == scope then return false end
+  local a, b, diff = scopeParts(held), scopeParts(scope), {}
+  for j = 1, 3 do
+    if a[j] ~= b[j] and a[j] ~= '*' then diff[#diff + 1] = SCOPE_FIELDS[j] end
+  end
+  return #diff > 0 and table.concat(diff, ',')
+end
+-- the scope of an existing task, or false when it does not exist; a task written before scopes
+-- were kept has no `_i`: its type and tenant come from `d`, its payload cannot be compared
+local function heldScope(id)
+  local tk = dk('task', id)
+  local s = redis.call('HGET', tk, '_i')
+  if s then return s end
+  local d = redis.call('HGET', tk, 'd')
+  if not d then return false end
+  local t = cjson.decode(d)
+  local tenant = t[7] == cjson.null and '' or ('+' .. t[7])
+  return t[2] .. SEP .. tenant .. SEP .. '*'
+end
 
 -- all or none: find conflicts before writing anything
-local keysSeen, idsSeen = {}, {}
+local batchScope, batchId, idsSeen = {}, {}, {}
 local skip = {} -- input indexes whose idempotency key names a live task (maybe one of this batch)
 local toCheck = {}
 local toCreate = 0
 for i = 0, n - 1 do
-  local a = 5 + i * 13
+  local a = 5 + i * W
   local id, ik = ARGV[a], opt(ARGV[a + 1])
-  local existing = ik and (keysSeen[ik] or redis.call('HGET', K.idem, ik))
-  if existing and (keysSeen[ik] or redis.call('EXISTS', dk('task', existing)) == 1) then
+  local held, holder = false, nil
+  if ik then
+    held, holder = batchScope[ik], batchId[ik]
+    if not held then
+      holder = redis.call('HGET', K.idem, ik)
+      held = holder and heldScope(holder)
+    end
+  end
+  if held then
+    local diff = scopeDiff(held, ARGV[a + 13])
+    if diff then fail('PQ_IDEMCONFLICT ' .. i .. ' ' .. diff .. ' ' .. cjson.encode(holder)) end
     skip[i] = true
   else
     if idsSeen[id] then fail('PQ_DUPLICATE ' .. id) end
     idsSeen[id] = true
-    if ik then keysSeen[ik] = true end
+    if ik then
+      batchScope[ik] = ARGV[a + 13]
+      batchId[ik] = id
+    end
     toCheck[#toCheck + 1] = dk('task', id)
     toCreate = toCreate + 1
   end
@@ -66,7 +111,7 @@ local function hexTime(t)
 end
 local nowHex = hexTime(NOW)
 for i = 0, n - 1 do
-  local a = 5 + i * 13
+  local a = 5 + i * W
   if skip[i] then
     out[#out + 1] = { i + 1, taskOf(redis.call('HGET', K.idem, opt(ARGV[a + 1]))) }
   else
@@ -92,6 +137,8 @@ for i = 0, n - 1 do
     if ik then
       h[#h + 1] = 'idempotencyKey'
       h[#h + 1] = ik
+      h[#h + 1] = '_i'
+      h[#h + 1] = ARGV[a + 13]
       redis.call('HSET', K.idem, ik, id)
     end
     local v = opt(ARGV[a + 5])
