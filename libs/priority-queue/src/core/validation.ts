@@ -47,6 +47,13 @@ function IsKey(): PropertyDecorator {
   });
 }
 
+/** Whether a string is well-formed UTF-16 (no lone surrogate: every driver could send it as UTF-8). */
+export function isWellFormed(s: string): boolean {
+  return !LONE_SURROGATE.test(s);
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /** Whether `v` is a valid id or key: a well-formed string of 1-255 UTF-16 units without control characters. */
 export function isKey(v: unknown): v is string {
   return typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v);

@@ -1,12 +1,17 @@
 import { ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
+import { isWellFormed } from '../../core/validation';
 
 /**
  * Every Redis key of a queue, built here and nowhere else.
  *
  * All keys of one queue start with the hash tag `{prefix:queue}`, so they live in one slot and
  * every Lua script runs on one node of a Redis Cluster. The prefix isolates applications that
- * share a Redis; the queue name isolates queues of one application.
+ * share a Redis; the queue name isolates queues of one application. Both may contain `:`, so
+ * each is written escaped (tagPart: `\` before every `\` and `:`): the one unescaped `:` of the
+ * tag separates them, and two different pairs never share a key (`shop:eu` + `mail` is
+ * `{shop\:eu:mail}`, `shop` + `eu:mail` is `{shop:eu\:mail}`). Names without `:` or `\` are
+ * written as they are, so their keys are the same as before the escaping.
  *
  * The scripts build every key from the base `{prefix:queue}:` (ARGV[1]) and the names below,
  * which scripts.ts emits into the prelude of every script: fixed keys are `base + name`, keys
@@ -16,7 +21,7 @@ import { Messages } from '../../core/messages';
 export const FIXED_KEYS = [
   /** string: store-wide task sequence (INCR). */
   'seq',
-  /** hash: store settings fixed for the queue's life (agingIntervalMs). */
+  /** hash: store settings fixed for the queue's life (agingIntervalMs; keys = KEY_LAYOUT since the escaped hash tag). */
   'meta',
   /** zset (score 0, BYLEX order): one member per ready lane, `headOrderKey .. laneId`. */
   'ready',
@@ -63,7 +68,10 @@ export type FixedKeyName = (typeof FIXED_KEYS)[number];
 
 /** Suffixes of the keys that embed an id; the scripts append the id to `base + suffix`. */
 export const DYNAMIC_KEYS = {
-  /** hash: one task (fields named after Task; `_k` order key while in a lane, `_l` lane id). */
+  /**
+   * hash: one task (fields named after Task; `_k` order key while in a lane, `_l` lane id, `_i`
+   * with an idempotency key: what the key is bound to, codec.ts idemScope).
+   */
   task: 'task:',
   /** zset (score 0, BYLEX order): due tasks of one lane, members `orderKey .. taskId`. */
   lane: 'lane:',
@@ -80,9 +88,18 @@ export const DYNAMIC_KEYS = {
 /** Pub/sub channel (suffix) the scripts publish on when work may have become claimable. */
 export const WAKE_CHANNEL_SUFFIX = 'wake';
 
+/** Value of the `keys` field of `meta`: written by init, it marks a key space of the escaped hash tag. */
+export const KEY_LAYOUT = 'escaped-tag';
+
 export interface QueueKeys {
-  /** `{prefix:queue}:` */
+  /** `{prefix:queue}:`, each part escaped (tagPart) */
   base: string;
+  /**
+   * The base that versions before the escaped hash tag used (`{prefix:queue}:` as written), when it
+   * differs from `base` (a name with `:` or `\`), else null: init refuses to start while a queue
+   * written by such a version is still there (see RedisTaskStore.init).
+   */
+  legacyBase: string | null;
   /** KEYS of every script call (one key of the queue's slot). */
   route: string[];
   channel: string;
@@ -90,16 +107,26 @@ export interface QueueKeys {
   status(status: string): string;
 }
 
+/** A prefix or queue name as the hash tag writes it: `\` and `:` escaped by a `\`. */
+export function tagPart(name: string): string {
+  return name.replace(/[\\:]/g, '\\$&');
+}
+
 export function queueKeys(prefix: string, queue: string): QueueKeys {
   for (const [what, v] of [
     ['prefix', prefix],
     ['queue', queue],
   ] as const) {
-    if (!v || /[{}]/.test(v)) throw new ValidationError(Messages.invalidOption(what, JSON.stringify(v), 'a non-empty string without { or }'));
+    // a lone surrogate would reach Redis as U+FFFD: two names, one key space
+    if (typeof v !== 'string' || !v || /[{}]/.test(v) || !isWellFormed(v)) {
+      throw new ValidationError(Messages.invalidOption(what, JSON.stringify(v), 'a non-empty string without { or } or lone UTF-16 surrogates'));
+    }
   }
-  const base = `{${prefix}:${queue}}:`;
+  const base = `{${tagPart(prefix)}:${tagPart(queue)}}:`;
+  const legacy = `{${prefix}:${queue}}:`;
   return {
     base,
+    legacyBase: legacy === base ? null : legacy,
     route: [base + 'seq'],
     channel: base + WAKE_CHANNEL_SUFFIX,
     task: (id) => base + DYNAMIC_KEYS.task + id,

@@ -41,7 +41,7 @@ import {
   optArg,
   serializePayload,
 } from './codec';
-import { queueKeys, type QueueKeys } from './keys';
+import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
 import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
@@ -105,7 +105,8 @@ export class RedisTaskStore implements TaskStore {
     this.assertOpen();
     this.initialized ??= (async () => {
       await loadScripts(this.connection);
-      const recorded = Number(await this.raw('init', []));
+      if (this.keys.legacyBase !== null) await this.refuseLegacyKeySpace(this.keys.legacyBase);
+      const recorded = Number(await this.raw('init', [KEY_LAYOUT]));
       if (recorded !== this.agingIntervalMs) {
         throw new ValidationError(Messages.agingMismatch(this.keys.base, recorded, this.agingIntervalMs));
       }
@@ -450,6 +451,17 @@ export class RedisTaskStore implements TaskStore {
   }
 
   // --- plumbing -------------------------------------------------------------------------
+
+  /**
+   * The prefix or queue name has a `:` or `\\`, so a version before the escaped hash tag kept this
+   * queue under `legacyBase` (keys.ts): refuse to start while a queue it wrote is still there
+   * (its tasks and limits, pauses included, would be silently left behind). A key space that
+   * an init of this version marked is another pair's, not a leftover.
+   */
+  private async refuseLegacyKeySpace(legacyBase: string): Promise<void> {
+    const [aging, layout] = (await this.connection.call('HMGET', legacyBase + 'meta', 'agingIntervalMs', 'keys')) as Array<string | null>;
+    if (aging !== null && layout === null) throw new ValidationError(Messages.legacyKeySpace(legacyBase, this.keys.base));
+  }
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();

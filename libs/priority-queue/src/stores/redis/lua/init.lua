@@ -2,11 +2,14 @@
 -- Migrates data of earlier layouts: the status set of SUBMITTING (no longer kept: those tasks
 -- are found through the lease set) is deleted, and so are the due sets per priority of a queue
 -- without aging (stats reads its lanes instead).
+-- Marks the key space as one of the escaped hash tag (keys.ts KEY_LAYOUT), so that a store whose
+-- pre-escaping key space this is can tell it from a leftover of an earlier version.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: meta, status:SUBMITTING, pendcount, due:*
--- ARGV: common (1-3) only
+-- ARGV[4]  keys.ts KEY_LAYOUT
 -- Returns: the agingIntervalMs recorded for the queue (a string); the caller compares.
 redis.call('DEL', dk('status', SUBMITTING))
 redis.call('HSETNX', K.meta, 'agingIntervalMs', fmt(AGING))
+redis.call('HSET', K.meta, 'keys', ARGV[4])
 local recorded = redis.call('HGET', K.meta, 'agingIntervalMs')
 if AGING == 0 and tonumber(recorded) == 0 then
   -- a due set holds pending tasks only, so every one is named in pendcount

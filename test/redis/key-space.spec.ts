@@ -1,0 +1,184 @@
+import Redis from 'ioredis';
+import {
+  IdempotencyConflictError,
+  ManualClock,
+  PriorityQueue,
+  TaskStatus,
+  TaskTypeRegistry,
+  ValidationError,
+  fenceOf,
+} from '../../libs/priority-queue/src/core';
+import { queueKeys, RedisTaskStore } from '../../libs/priority-queue/src/redis';
+import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
+import { noopTask } from './support/fixtures';
+
+/**
+ * Issue 11 §3: every prefix / queue pair has a key space of its own, even when the names contain
+ * the `:` that separates them in the hash tag (`shop:eu` + `mail` against `shop` + `eu:mail`).
+ */
+describe('Redis key space of a prefix and queue', () => {
+  let server: RedisServerHandle;
+  let conn: Redis;
+  let run = 0;
+  const opened: RedisTaskStore[] = [];
+  const open = async (prefix: string, queue: string, clock = new ManualClock()) => {
+    const s = new RedisTaskStore({ connection: conn, prefix, queue, clock });
+    opened.push(s);
+    await s.init();
+    return s;
+  };
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    conn = new Redis(server.url, { maxRetriesPerRequest: 3 });
+  }, 120_000);
+  afterEach(async () => {
+    for (const s of opened.splice(0)) await s.close();
+  });
+  afterAll(async () => {
+    conn?.disconnect();
+    await server?.stop();
+  });
+
+  /** The hash tag of a key: what Redis Cluster hashes (the text between the first { and the next }). */
+  const tagOf = (key: string) => key.slice(key.indexOf('{'), key.indexOf('}', key.indexOf('{')) + 1);
+
+  it('shop:eu + mail and shop + eu:mail are two queues: tasks, idempotency keys, limits and pauses stay apart', async () => {
+    const root = `shop${++run}`;
+    const clock = new ManualClock();
+    const a = await open(`${root}:eu`, 'mail', clock);
+    const b = await open(root, 'eu:mail', clock);
+    expect(a.keys.base).not.toBe(b.keys.base);
+
+    // tasks: 200 in A (several tenants and accounts), one in B; neither sees the other's
+    const inA = await a.create(Array.from({ length: 200 }, (_, i) => noopTask({ type: 'charge-card', idempotencyKey: `k${i}`, tenantId: `t${i % 5}`, accountId: `a${i % 7}`, payload: { amount: i } })));
+    const [{ task: inB }] = await b.create([noopTask({ type: 'send-email', idempotencyKey: 'k0', tenantId: 't0', payload: { to: 'b' } })]);
+    expect(inA.every((r) => r.created)).toBe(true);
+    expect(await b.get(inA[0].task.id)).toBeNull();
+    expect(await a.get(inB.id)).toBeNull();
+    expect((await b.stats()).byStatus[TaskStatus.PENDING_SUBMIT]).toBe(1);
+    expect((await a.list({ status: TaskStatus.PENDING_SUBMIT, limit: 1000 })).map((t) => t.type)).toEqual(Array(200).fill('charge-card'));
+
+    // limits: A pauses provider p and caps tenant t0; B's limits stay empty and its task runs
+    await a.setLimits({ kind: 'provider', providerKey: 'p', paused: true });
+    await a.setLimits({ kind: 'tenant', tenantId: 't0', quota: 0 });
+    await a.setLimits({ kind: 'concurrencyKey', key: 'ck', limit: 5 });
+    expect(await b.getLimits()).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {} });
+    const claimedB = (await b.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed;
+    expect(claimedB.map((t) => t.id)).toEqual([inB.id]);
+    expect((await a.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed).toEqual([]);
+
+    // B pauses too, A resumes: each sees only its own pause
+    await b.setLimits({ kind: 'provider', providerKey: 'p', paused: true });
+    await a.setLimits({ kind: 'provider', providerKey: 'p', paused: false });
+    expect((await b.getLimits()).providers.p.paused).toBe(true);
+    expect((await a.getLimits()).providers.p.paused).toBe(false);
+    expect((await a.claimSubmissions({ owner: 'w', limit: 500, leaseMs: 1000 })).claimed).toHaveLength(160); // tenant t0 (40 tasks) at quota 0
+    await b.complete(fenceOf(claimedB[0]), { status: TaskStatus.SUCCEEDED });
+    expect((await a.stats()).byStatus[TaskStatus.SUCCEEDED]).toBe(0);
+
+    // no key is shared, and each queue's keys carry one hash tag (one cluster slot)
+    const keys = await conn.keys(`*${root}*`);
+    const tags = new Set(keys.map(tagOf));
+    expect(tags).toEqual(new Set([a.keys.base.slice(0, -1), b.keys.base.slice(0, -1)]));
+    for (const k of keys) expect(k.startsWith(a.keys.base) || k.startsWith(b.keys.base)).toBe(true);
+    expect(a.keys.channel).not.toBe(b.keys.channel);
+  });
+
+  it('the report: tenant B of one application cannot get tenant A of the other one back by idempotency key', async () => {
+    const root = `app${++run}`;
+    const registry = new TaskTypeRegistry();
+    registry.register('charge-card', {});
+    registry.register('send-email', {});
+    const qa = new PriorityQueue({ store: await open(`${root}:eu`, 'mail'), registry });
+    const qb = new PriorityQueue({ store: await open(root, 'eu:mail'), registry });
+    const charged = await qa.submit({ type: 'charge-card', tenantId: 'A', idempotencyKey: 'order-1', payload: { card: '4242' } });
+    const mailed = await qb.submit({ type: 'send-email', tenantId: 'B', idempotencyKey: 'order-1', payload: { to: 'b@example.com' } });
+    expect(mailed.id).not.toBe(charged.id);
+    expect(mailed).toMatchObject({ type: 'send-email', tenantId: 'B', payload: { to: 'b@example.com' } });
+  });
+
+  it('different prefix / queue pairs always get different bases (every pair of names of 1-4 characters from a, :, \\)', () => {
+    const names: string[] = [];
+    const grow = (s: string) => {
+      if (s.length) names.push(s);
+      if (s.length < 4) for (const c of ['a', ':', '\\']) grow(s + c);
+    };
+    grow('');
+    const bases = new Set<string>();
+    const twoTags: string[] = [];
+    for (const p of names) {
+      for (const q of names) {
+        const base = queueKeys(p, q).base;
+        if (base.indexOf('}') !== base.length - 2) twoTags.push(base); // one hash tag: the whole queue part
+        bases.add(base);
+      }
+    }
+    expect(names).toHaveLength(120);
+    expect(twoTags).toEqual([]);
+    expect(bases.size).toBe(120 * 120);
+  });
+
+  it('names without : or \\ keep the keys they had; names with a lone surrogate or a brace are refused', () => {
+    expect(queueKeys('pq', 'default').base).toBe('{pq:default}:');
+    expect(queueKeys('my-app.prod', 'ocr jobs').legacyBase).toBeNull();
+    expect(queueKeys('shop:eu', 'mail')).toMatchObject({ base: '{shop\\:eu:mail}:', legacyBase: '{shop:eu:mail}:' });
+    expect(queueKeys('shop', 'eu:mail')).toMatchObject({ base: '{shop:eu\\:mail}:', legacyBase: '{shop:eu:mail}:' });
+    for (const [prefix, queue] of [['a\ud800', 'q'], ['a', '\udc00'], ['a{b', 'q'], ['a', 'q}'], ['', 'q']]) {
+      expect(() => new RedisTaskStore({ connection: conn, prefix, queue })).toThrow(ValidationError);
+    }
+  });
+
+  it('refuses to start while an earlier version left a queue under the old, unescaped key space; starts once it is gone', async () => {
+    const root = `old${++run}`;
+    const legacy = `{${root}:eu:mail}:`;
+    // what an earlier version's init and create left behind (its layout; nothing of the escaping)
+    await conn.hset(legacy + 'meta', 'agingIntervalMs', '0');
+    await conn.set(legacy + 'seq', '3');
+    await conn.hset(legacy + 'provider:p', 'paused', '1');
+    await conn.sadd(legacy + 'providers', 'p');
+    for (const [prefix, queue] of [
+      [`${root}:eu`, 'mail'],
+      [root, 'eu:mail'],
+    ]) {
+      const store = new RedisTaskStore({ connection: conn, prefix, queue });
+      opened.push(store);
+      const err = await store.init().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(legacy);
+      expect((err as Error).message).toContain(store.keys.base);
+      expect((err as Error).message).toMatch(/docs\/REDIS\.md/);
+      expect(await conn.exists(store.keys.base + 'meta')).toBe(0); // nothing written
+    }
+    // renamed to the new names (docs/REDIS.md): the pause comes along and the store starts
+    for (const key of await conn.keys(`${legacy.replace(/[{}[\]*?\\]/g, '\\$&')}*`)) await conn.rename(key, `{${root}\\:eu:mail}:` + key.slice(legacy.length));
+    const moved = await open(`${root}:eu`, 'mail');
+    expect((await moved.getLimits()).providers.p.paused).toBe(true);
+    expect((await moved.create([noopTask({})]))[0].task.seq).toBe(4);
+  });
+
+  it('the old key space of one pair that is the new key space of another (a name with \\) is not taken for a leftover', async () => {
+    const root = `bs${++run}`;
+    const a = await open(`${root}\\`, 'q'); // base {<root>\\\\:q}: (the backslash escaped)
+    await a.create([noopTask({})]);
+    const b = new RedisTaskStore({ connection: conn, prefix: `${root}\\\\`, queue: 'q' });
+    expect(b.keys.legacyBase).toBe(a.keys.base);
+    opened.push(b);
+    await expect(b.init()).resolves.toBeUndefined();
+    expect(await b.get((await a.list({ status: TaskStatus.PENDING_SUBMIT, limit: 1 }))[0].id)).toBeNull();
+  });
+
+  it('a task written before idempotency scopes were kept: type and tenant are still compared, its payload cannot be', async () => {
+    const store = await open(`scope${++run}`, 'q');
+    const [{ task }] = await store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'A', payload: { a: 1 } })]);
+    await conn.hdel(store.keys.task(task.id), '_i'); // as an earlier version wrote it
+    const again = await store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'A', payload: { other: true } })]);
+    expect(again[0]).toMatchObject({ created: false, task: { id: task.id } });
+    await expect(store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'B' })])).rejects.toMatchObject({ fields: ['tenantId'] });
+    await expect(store.create([noopTask({ type: 'send-email', idempotencyKey: 'old', tenantId: null })])).rejects.toBeInstanceOf(IdempotencyConflictError);
+    await expect(store.create([noopTask({ type: 'send-email', idempotencyKey: 'old', tenantId: 'A' })])).rejects.toMatchObject({ fields: ['type'], taskId: task.id });
+  });
+});
