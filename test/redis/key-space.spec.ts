@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import {
   IdempotencyConflictError,
   ManualClock,
@@ -9,36 +8,17 @@ import {
   fenceOf,
 } from '../../libs/priority-queue/src/core';
 import { queueKeys, RedisTaskStore } from '../../libs/priority-queue/src/redis';
-import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { noopTask } from './support/fixtures';
+import { useRedisStores } from './support/redis-stores';
 
 /**
  * Issue 11 §3: every prefix / queue pair has a key space of its own, even when the names contain
  * the `:` that separates them in the hash tag (`shop:eu` + `mail` against `shop` + `eu:mail`).
  */
 describe('Redis key space of a prefix and queue', () => {
-  let server: RedisServerHandle;
-  let conn: Redis;
+  const redis = useRedisStores();
   let run = 0;
-  const opened: RedisTaskStore[] = [];
-  const open = async (prefix: string, queue: string, clock = new ManualClock()) => {
-    const s = new RedisTaskStore({ connection: conn, prefix, queue, clock });
-    opened.push(s);
-    await s.init();
-    return s;
-  };
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-    conn = new Redis(server.url, { maxRetriesPerRequest: 3 });
-  }, 120_000);
-  afterEach(async () => {
-    for (const s of opened.splice(0)) await s.close();
-  });
-  afterAll(async () => {
-    conn?.disconnect();
-    await server?.stop();
-  });
+  const open = (prefix: string, queue: string, clock = new ManualClock()) => redis.open({ prefix, queue, clock });
 
   /** The hash tag of a key: what Redis Cluster hashes (the text between the first { and the next }). */
   const tagOf = (key: string) => key.slice(key.indexOf('{'), key.indexOf('}', key.indexOf('{')) + 1);
@@ -78,7 +58,7 @@ describe('Redis key space of a prefix and queue', () => {
     expect((await a.stats()).byStatus[TaskStatus.SUCCEEDED]).toBe(0);
 
     // no key is shared, and each queue's keys carry one hash tag (one cluster slot)
-    const keys = await conn.keys(`*${root}*`);
+    const keys = await redis.conn.keys(`*${root}*`);
     const tags = new Set(keys.map(tagOf));
     expect(tags).toEqual(new Set([a.keys.base.slice(0, -1), b.keys.base.slice(0, -1)]));
     for (const k of keys) expect(k.startsWith(a.keys.base) || k.startsWith(b.keys.base)).toBe(true);
@@ -125,7 +105,7 @@ describe('Redis key space of a prefix and queue', () => {
     expect(queueKeys('shop:eu', 'mail')).toMatchObject({ base: '{shop\\:eu:mail}:', legacyBase: '{shop:eu:mail}:' });
     expect(queueKeys('shop', 'eu:mail')).toMatchObject({ base: '{shop:eu\\:mail}:', legacyBase: '{shop:eu:mail}:' });
     for (const [prefix, queue] of [['a\ud800', 'q'], ['a', '\udc00'], ['a{b', 'q'], ['a', 'q}'], ['', 'q']]) {
-      expect(() => new RedisTaskStore({ connection: conn, prefix, queue })).toThrow(ValidationError);
+      expect(() => new RedisTaskStore({ connection: redis.conn, prefix, queue })).toThrow(ValidationError);
     }
   });
 
@@ -133,16 +113,15 @@ describe('Redis key space of a prefix and queue', () => {
     const root = `old${++run}`;
     const legacy = `{${root}:eu:mail}:`;
     // what an earlier version's init and create left behind (its layout; nothing of the escaping)
-    await conn.hset(legacy + 'meta', 'agingIntervalMs', '0');
-    await conn.set(legacy + 'seq', '3');
-    await conn.hset(legacy + 'provider:p', 'paused', '1');
-    await conn.sadd(legacy + 'providers', 'p');
+    await redis.conn.hset(legacy + 'meta', 'agingIntervalMs', '0');
+    await redis.conn.set(legacy + 'seq', '3');
+    await redis.conn.hset(legacy + 'provider:p', 'paused', '1');
+    await redis.conn.sadd(legacy + 'providers', 'p');
     for (const [prefix, queue] of [
       [`${root}:eu`, 'mail'],
       [root, 'eu:mail'],
     ]) {
-      const store = new RedisTaskStore({ connection: conn, prefix, queue });
-      opened.push(store);
+      const store = redis.track(new RedisTaskStore({ connection: redis.conn, prefix, queue }));
       const err = await store.init().then(
         () => null,
         (e: unknown) => e,
@@ -151,10 +130,10 @@ describe('Redis key space of a prefix and queue', () => {
       expect((err as Error).message).toContain(legacy);
       expect((err as Error).message).toContain(store.keys.base);
       expect((err as Error).message).toMatch(/docs\/REDIS\.md/);
-      expect(await conn.exists(store.keys.base + 'meta')).toBe(0); // nothing written
+      expect(await redis.conn.exists(store.keys.base + 'meta')).toBe(0); // nothing written
     }
     // renamed to the new names (docs/REDIS.md): the pause comes along and the store starts
-    for (const key of await conn.keys(`${legacy.replace(/[{}[\]*?\\]/g, '\\$&')}*`)) await conn.rename(key, `{${root}\\:eu:mail}:` + key.slice(legacy.length));
+    for (const key of await redis.conn.keys(`${legacy.replace(/[{}[\]*?\\]/g, '\\$&')}*`)) await redis.conn.rename(key, `{${root}\\:eu:mail}:` + key.slice(legacy.length));
     const moved = await open(`${root}:eu`, 'mail');
     expect((await moved.getLimits()).providers.p.paused).toBe(true);
     expect((await moved.create([noopTask({})]))[0].task.seq).toBe(4);
@@ -164,9 +143,8 @@ describe('Redis key space of a prefix and queue', () => {
     const root = `bs${++run}`;
     const a = await open(`${root}\\`, 'q'); // base {<root>\\\\:q}: (the backslash escaped)
     await a.create([noopTask({})]);
-    const b = new RedisTaskStore({ connection: conn, prefix: `${root}\\\\`, queue: 'q' });
+    const b = redis.track(new RedisTaskStore({ connection: redis.conn, prefix: `${root}\\\\`, queue: 'q' }));
     expect(b.keys.legacyBase).toBe(a.keys.base);
-    opened.push(b);
     await expect(b.init()).resolves.toBeUndefined();
     expect(await b.get((await a.list({ status: TaskStatus.PENDING_SUBMIT, limit: 1 }))[0].id)).toBeNull();
   });
@@ -174,7 +152,7 @@ describe('Redis key space of a prefix and queue', () => {
   it('a task written before idempotency scopes were kept: type and tenant are still compared, its payload cannot be', async () => {
     const store = await open(`scope${++run}`, 'q');
     const [{ task }] = await store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'A', payload: { a: 1 } })]);
-    await conn.hdel(store.keys.task(task.id), '_i'); // as an earlier version wrote it
+    await redis.conn.hdel(store.keys.task(task.id), '_i'); // as an earlier version wrote it
     const again = await store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'A', payload: { other: true } })]);
     expect(again[0]).toMatchObject({ created: false, task: { id: task.id } });
     await expect(store.create([noopTask({ type: 'charge-card', idempotencyKey: 'old', tenantId: 'B' })])).rejects.toMatchObject({ fields: ['tenantId'] });

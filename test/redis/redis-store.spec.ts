@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import {
   ManualClock,
   MAX_AGING_INTERVAL_MS,
@@ -13,36 +12,17 @@ import {
   type Task,
 } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
-import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { noopTask, seeded } from './support/fixtures';
+import { useRedisStores } from './support/redis-stores';
 
 /** What only the Redis store has: key layout, Lua order keys, scripts cache, clock, pub/sub. */
 describe('RedisTaskStore specifics', () => {
-  let server: RedisServerHandle;
-  let conn: Redis;
+  const redis = useRedisStores();
   let n = 0;
-  const opened: RedisTaskStore[] = [];
-  const open = async (opts: { prefix?: string; queue?: string; clock?: ManualClock; agingIntervalMs?: number } = {}) => {
-    const s = new RedisTaskStore({ connection: conn, prefix: opts.prefix ?? `spec${++n}`, ...opts });
-    opened.push(s);
-    await s.init();
-    return s;
-  };
-
-  beforeAll(async () => {
-    server = await startRedisServer();
-    conn = new Redis(server.url, { maxRetriesPerRequest: 3 });
-  }, 120_000);
-  afterEach(async () => {
-    for (const s of opened.splice(0)) await s.close();
-  });
-  afterAll(async () => {
-    conn?.disconnect();
-    await server?.stop();
-  });
+  const open = (opts: { prefix?: string; queue?: string; clock?: ManualClock; agingIntervalMs?: number } = {}) => redis.open({ prefix: `spec${++n}`, ...opts });
 
   async function laneMembers(store: RedisTaskStore, t: Task): Promise<string[]> {
-    return conn.zrange(`${store.keys.base}lane:${laneKey(t)}`, 0, -1);
+    return redis.conn.zrange(`${store.keys.base}lane:${laneKey(t)}`, 0, -1);
   }
 
   it('tasks a claim returns and completes rebuilt from the lease cache equal what the store holds', async () => {
@@ -131,17 +111,16 @@ describe('RedisTaskStore specifics', () => {
     for (const t of [...page1, ...page2]) expect(t).toEqual(await store.get(t.id));
     expect((await store.stats()).byStatus[TaskStatus.SUBMITTING]).toBe(3);
     expect((await store.stats()).byStatus[TaskStatus.PENDING_SUBMIT]).toBe(created.length - claimed.length);
-    expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
+    expect(await redis.conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
     // an earlier layout kept SUBMITTING in a status set: the next init deletes it
-    await conn.zadd(store.keys.status(TaskStatus.SUBMITTING), 1, submitting[0].id);
+    await redis.conn.zadd(store.keys.status(TaskStatus.SUBMITTING), 1, submitting[0].id);
     // and (without aging) a due set per pending priority, which stats no longer reads
     const [left] = await store.list({ status: TaskStatus.PENDING_SUBMIT, limit: 10 });
-    await conn.zadd(`${store.keys.base}due:${left.priority}`, left.runAt, left.id);
-    const again = new RedisTaskStore({ connection: conn, prefix: `spec${n}`, clock });
-    opened.push(again);
+    await redis.conn.zadd(`${store.keys.base}due:${left.priority}`, left.runAt, left.id);
+    const again = redis.track(new RedisTaskStore({ connection: redis.conn, prefix: `spec${n}`, clock }));
     await again.init();
-    expect(await conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
-    expect(await conn.exists(`${store.keys.base}due:${left.priority}`)).toBe(0);
+    expect(await redis.conn.exists(store.keys.status(TaskStatus.SUBMITTING))).toBe(0);
+    expect(await redis.conn.exists(`${store.keys.base}due:${left.priority}`)).toBe(0);
     expect((await again.stats()).byStatus[TaskStatus.SUBMITTING]).toBe(3);
   });
 
@@ -176,7 +155,7 @@ describe('RedisTaskStore specifics', () => {
     }
     expect(s.pending).toEqual([...expected.values()].sort((a, b) => b.priority - a.priority));
     expect(new Set(pending.filter((t) => t.runAt <= s.now).map((t) => t.runAt)).size).toBeGreaterThan(2);
-    expect(await conn.exists(`${store.keys.base}due:0`)).toBe(aging > 0 && expected.has(0) ? 1 : 0);
+    expect(await redis.conn.exists(`${store.keys.base}due:0`)).toBe(aging > 0 && expected.has(0) ? 1 : 0);
     // claimed tasks (priority, runAt, createdAt, seq read from the order key) are what the store holds
     const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 600_000 });
     expect(claimed.length).toBeGreaterThan(0);
@@ -195,13 +174,13 @@ describe('RedisTaskStore specifics', () => {
     ]);
     const [t] = (await store.claimSubmissions({ owner: 'w', limit: 5, leaseMs: 1000 })).claimed;
     await store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED });
-    const keys = await conn.keys('*tagged*');
+    const keys = await redis.conn.keys('*tagged*');
     expect(keys.length).toBeGreaterThan(15);
     for (const k of keys) {
       const open = k.indexOf('{');
       expect(k.slice(open, k.indexOf('}', open) + 1)).toBe('{tagged:q1}');
     }
-    expect(() => new RedisTaskStore({ connection: conn, prefix: 'a{b' })).toThrow(ValidationError);
+    expect(() => new RedisTaskStore({ connection: redis.conn, prefix: 'a{b' })).toThrow(ValidationError);
   });
 
   it('prefixes isolate applications sharing one Redis', async () => {
@@ -219,23 +198,23 @@ describe('RedisTaskStore specifics', () => {
 
   it('refuses to reopen a queue with another aging interval (its order index depends on it)', async () => {
     await open({ prefix: 'aging', agingIntervalMs: 1000 });
-    const other = new RedisTaskStore({ connection: conn, prefix: 'aging', agingIntervalMs: 0 });
+    const other = new RedisTaskStore({ connection: redis.conn, prefix: 'aging', agingIntervalMs: 0 });
     await expect(other.init()).rejects.toThrow(ValidationError);
   });
 
   it('reloads its scripts after the server lost them (SCRIPT FLUSH, restart, failover)', async () => {
     const store = await open({ clock: new ManualClock() });
-    await conn.script('FLUSH');
+    await redis.conn.script('FLUSH');
     const [{ task }] = await store.create([noopTask({})]);
-    await conn.script('FLUSH');
+    await redis.conn.script('FLUSH');
     expect((await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 1000 })).claimed.map((t) => t.id)).toEqual([task.id]);
   });
 
   it('uses the Redis TIME as its clock when none is given', async () => {
     const store = await open();
-    const [s1] = await conn.time();
+    const [s1] = await redis.conn.time();
     const [{ task }] = await store.create([noopTask({ delayMs: 250, timeoutMs: 1000 })]);
-    const [s2] = await conn.time();
+    const [s2] = await redis.conn.time();
     expect(task.createdAt).toBeGreaterThanOrEqual(Number(s1) * 1000);
     expect(task.createdAt).toBeLessThanOrEqual((Number(s2) + 1) * 1000);
     expect(task.runAt).toBe(task.createdAt + 250);
