@@ -1,12 +1,12 @@
 import { Catch, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { InvalidStateError, PriorityQueueError, TaskNotFoundError, ValidationError } from 'nestjs-priority-queue';
+import { IdempotencyConflictError, InvalidStateError, PriorityQueueError, TaskNotFoundError, ValidationError } from 'nestjs-priority-queue';
 
 interface JsonResponse {
   status(code: number): JsonResponse;
   json(body: unknown): void;
 }
 
-/** The library's typed errors as HTTP answers: bad input 400, unknown task 404, wrong state 409. */
+/** The library's typed errors as HTTP answers: bad input 400, unknown task 404, wrong state or reused idempotency key 409. */
 @Catch(PriorityQueueError)
 export class QueueErrorFilter implements ExceptionFilter {
   catch(error: PriorityQueueError, host: ArgumentsHost): void {
@@ -15,7 +15,7 @@ export class QueueErrorFilter implements ExceptionFilter {
         ? HttpStatus.BAD_REQUEST
         : error instanceof TaskNotFoundError
           ? HttpStatus.NOT_FOUND
-          : error instanceof InvalidStateError
+          : error instanceof InvalidStateError || error instanceof IdempotencyConflictError
             ? HttpStatus.CONFLICT
             : HttpStatus.INTERNAL_SERVER_ERROR;
     const details = error instanceof ValidationError ? error.details : undefined;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TaskManager, type SubmitInput, type Task } from 'nestjs-priority-queue';
+import { IdempotencyConflictError, TaskManager, type SubmitInput, type Task } from 'nestjs-priority-queue';
 import { DEMO_CONFIG, type DemoConfig, type TenantConfig } from '../config/demo-config';
 import { TaskTypes } from '../handlers/task-types';
 import { resolvePriority } from '../priority/resolve-priority';
@@ -34,12 +34,22 @@ export class WorkSubmitter {
     );
   }
 
-  /** Re-runs an incident's records; recovering the same incident twice returns the first task. */
-  recoverIncident(tenant: TenantConfig, incidentId: string, records: string[]): Promise<Task> {
+  /**
+   * Re-runs an incident's records; recovering the same incident twice returns the first task.
+   * The key is per incident: a second request that names other records is a conflict of the key
+   * (IdempotencyConflictError), answered here with the task that already recovers the incident.
+   */
+  async recoverIncident(tenant: TenantConfig, incidentId: string, records: string[]): Promise<Task> {
     const input = this.ocrTask(tenant, WorkKind.INCIDENT_RECOVERY, { name: `incident-${incidentId}`, pages: Math.max(1, records.length) });
     (input.payload as DocumentPayload).incidentId = incidentId;
     (input.payload as DocumentPayload).records = records;
-    return this.tasks.submit({ ...input, idempotencyKey: `incident:${tenant.id}:${incidentId}` });
+    try {
+      return await this.tasks.submit({ ...input, idempotencyKey: `incident:${tenant.id}:${incidentId}` });
+    } catch (e) {
+      const held = e instanceof IdempotencyConflictError ? await this.tasks.get(e.taskId) : null;
+      if (held === null) throw e;
+      return held;
+    }
   }
 
   /** A re-index flow: one at a time per tenant (concurrencyKey `reindex:<tenantId>`). */
