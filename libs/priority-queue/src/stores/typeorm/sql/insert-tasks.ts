@@ -11,7 +11,7 @@ import { join, list, raw, sql, type Sql } from './sql';
  *
  * Locks: only the new rows. Two concurrent creates with the same idempotency key collide on the
  * unique index (queue, idempotency_key): the loser's transaction fails and the store retries it,
- * then finds the winner's task.
+ * then finds the winner's task (and compares its type, tenant and payload: core/idempotency.ts).
  */
 const COLUMNS = [
   'id', 'queue', 'idempotency_key', 'type', 'payload', 'priority', 'k1', 'k2', 'run_at', 'deadline_at', 'created_at',
