@@ -25,6 +25,7 @@
 import { ManualClock, type TaskStore } from 'nestjs-priority-queue/core';
 import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
+import { attemptsCases } from './cases/attempts.cases';
 import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
 import { idempotencyCases } from './cases/idempotency.cases';
@@ -84,6 +85,7 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('submit / poll / complete / retry / cancel', () => lifecycleCases(ctx));
     describe('changePriority', () => priorityChangeCases(ctx));
     describe('deadlines', () => deadlineCases(ctx));
+    describe('attempts and nextPollAt (DESIGN §4)', () => attemptsCases(ctx));
     describe('stats, list, purge', () => statsListPurgeCases(ctx));
     describe('bad input through PriorityQueue / AdmissionControl writes nothing', () => validationCases(ctx));
   });

@@ -200,6 +200,7 @@ export class ReferenceModel {
   private finish(t: ModelTask, status: TerminalStatus): void {
     t.status = status;
     t.finishedAt = this.now;
+    t.nextPollAt = null;
     this.clearLease(t);
   }
 
@@ -244,12 +245,12 @@ export class ReferenceModel {
 
   retry(id: string, leaseId: string, delayMs: number, error: string): FencedResult {
     return this.fenced(id, leaseId, (t) => {
+      t.attempts += 1;
       if (t.cancelRequested) {
         this.finish(t, TaskStatus.CANCELED);
         return;
       }
       t.status = TaskStatus.PENDING_SUBMIT;
-      t.attempts += 1;
       t.runAt = this.now + delayMs;
       t.error = error;
       this.clearLease(t);
@@ -275,13 +276,11 @@ export class ReferenceModel {
       const expired = t.leaseUntil !== null && t.leaseUntil <= now;
       const from = t.status;
       if (t.status === TaskStatus.SUBMITTING && expired) {
+        t.attempts += 1; // a lost submit is a failed attempt, whatever comes next
         if (!t.idempotent) this.finish(t, TaskStatus.SUBMIT_UNKNOWN);
         else if (t.cancelRequested) this.finish(t, TaskStatus.CANCELED);
-        else if (t.attempts + 1 >= t.maxAttempts) {
-          t.attempts += 1;
-          this.finish(t, TaskStatus.FAILED);
-        } else {
-          t.attempts += 1;
+        else if (t.attempts >= t.maxAttempts) this.finish(t, TaskStatus.FAILED);
+        else {
           t.status = TaskStatus.PENDING_SUBMIT;
           this.clearLease(t);
         }

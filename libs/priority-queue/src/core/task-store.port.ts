@@ -14,6 +14,8 @@ import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } fro
  * - Admission slots (account, tenant, concurrency key) are held by tasks in SUBMITTING,
  *   SUBMITTED, RUNNING; each status change in or out of that set takes or frees the slots in
  *   the same atomic step.
+ * - Every terminal transition (complete, retry or release into CANCELED, recoverExpired, a
+ *   claim's timeouts, cancel) clears nextPollAt and the lease.
  */
 export interface TaskStore {
   /** Creates schema / loads scripts; idempotent. */
@@ -87,14 +89,16 @@ export interface TaskStore {
 
   /**
    * Terminal transition from a held lease: status, result / error, finishedAt = now, lease
-   * cleared, slots freed when the task held them. Fenced.
+   * cleared, nextPollAt cleared, slots freed when the task held them; attempts + 1 in the same
+   * step when `outcome.attempt` (a failed submit attempt). Fenced.
    */
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task>;
 
   /**
    * A failed submit that will be tried again: SUBMITTING -> PENDING_SUBMIT, attempts + 1,
    * runAt = now + delayMs, error recorded, lease cleared, slots freed. Priority unchanged. Fenced.
-   * A task with cancelRequested becomes CANCELED instead (terminal).
+   * A task with cancelRequested becomes CANCELED instead (terminal; the failed attempt is
+   * counted all the same).
    */
   retry(fence: Fence, outcome: RetryOutcome): Promise<Task>;
 
@@ -108,12 +112,15 @@ export interface TaskStore {
 
   /**
    * Recovers up to `limit` tasks in one sweep, any worker may call it:
-   * - SUBMITTING with leaseUntil <= now: idempotent -> PENDING_SUBMIT with attempts + 1 (runAt
-   *   unchanged), or FAILED when attempts + 1 >= maxAttempts; non-idempotent -> SUBMIT_UNKNOWN.
-   *   Slots are freed. An idempotent one with cancelRequested becomes CANCELED instead.
+   * - SUBMITTING with leaseUntil <= now: a failed submit attempt, so attempts + 1 whatever comes
+   *   next: idempotent -> PENDING_SUBMIT (runAt unchanged), or FAILED when attempts (counted)
+   *   >= maxAttempts; non-idempotent -> SUBMIT_UNKNOWN. Slots are freed. An idempotent one with
+   *   cancelRequested becomes CANCELED instead.
    * - SUBMITTED / RUNNING with leaseUntil <= now: lease cleared (the poll is retried); status
    *   unchanged; not reported.
-   * - any non-terminal task with deadlineAt <= now and no live lease -> TIMED_OUT (slots freed).
+   * - any non-terminal task with deadlineAt <= now and no live lease -> TIMED_OUT (slots freed,
+   *   nextPollAt cleared). A provider task timed out here from SUBMITTED / RUNNING is the
+   *   caller's to cancel at the provider (the worker calls its handler's cancel hook).
    * Returns the status transitions made.
    */
   recoverExpired(limit: number): Promise<Transition[]>;
@@ -187,6 +194,12 @@ export interface CompletionOutcome {
   status: TerminalStatus;
   result?: unknown;
   error?: string | null;
+  /**
+   * This completion ends a failed submit attempt (the handler's last error, a PermanentError,
+   * an unknown outcome, a deadline that passed while submit() ran): attempts + 1, atomically
+   * with the transition. Default false (a success, a poll's outcome, a cancel).
+   */
+  attempt?: boolean;
 }
 
 export interface RetryOutcome {

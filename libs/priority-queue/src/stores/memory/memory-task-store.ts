@@ -469,6 +469,7 @@ export class MemoryTaskStore implements TaskStore {
     const now = this.clock.now();
     t.setResult(s, outcome.result);
     t.setRef(s, ERROR, outcome.error === undefined ? null : outcome.error);
+    if (outcome.attempt) t.setInt(s, ATTEMPTS, t.int(s, ATTEMPTS) + 1);
     this.finish(s, STATUS_CODE[outcome.status], now);
     return t.toTask(s);
   }
@@ -480,10 +481,10 @@ export class MemoryTaskStore implements TaskStore {
     this.expectStatus(s, 'retry', SC_SUBMITTING);
     const now = this.clock.now();
     t.setRef(s, ERROR, outcome.error);
+    t.setInt(s, ATTEMPTS, t.int(s, ATTEMPTS) + 1);
     if (t.flag(s, F_CANCEL_REQUESTED)) {
       this.finish(s, SC_CANCELED, now);
     } else {
-      t.setInt(s, ATTEMPTS, t.int(s, ATTEMPTS) + 1);
       t.setNum(s, RUN_AT, now + outcome.delayMs);
       this.backToPending(s, now);
     }
@@ -1124,20 +1125,16 @@ export class MemoryTaskStore implements TaskStore {
     this.placeInFlight(s);
   }
 
-  /** A SUBMITTING task whose lease expired (port: recoverExpired). */
+  /** A SUBMITTING task whose lease expired (port: recoverExpired): a failed attempt whatever comes next. */
   private recoverSubmit(s: number, now: number): void {
     const t = this.t;
-    const attempts = t.int(s, ATTEMPTS);
+    const attempts = t.int(s, ATTEMPTS) + 1;
+    t.setInt(s, ATTEMPTS, attempts);
     if (!t.flag(s, F_IDEMPOTENT)) this.finish(s, SC_SUBMIT_UNKNOWN, now);
     else if (t.flag(s, F_CANCEL_REQUESTED)) this.finish(s, SC_CANCELED, now);
     else if (t.num(s, DEADLINE_AT) <= now) this.finish(s, SC_TIMED_OUT, now);
-    else if (attempts + 1 >= t.int(s, MAX_ATTEMPTS)) {
-      t.setInt(s, ATTEMPTS, attempts + 1);
-      this.finish(s, SC_FAILED, now);
-    } else {
-      t.setInt(s, ATTEMPTS, attempts + 1);
-      this.backToPending(s, now);
-    }
+    else if (attempts >= t.int(s, MAX_ATTEMPTS)) this.finish(s, SC_FAILED, now);
+    else this.backToPending(s, now);
   }
 
   /** SUBMITTING -> PENDING_SUBMIT (retry, release, lost submit): slots freed, back in the order by its runAt. */
@@ -1148,7 +1145,7 @@ export class MemoryTaskStore implements TaskStore {
     this.enterPending(s, now);
   }
 
-  /** Any non-terminal status -> terminal (code `sc`): out of every index, slots freed once, lease cleared. */
+  /** Any non-terminal status -> terminal (code `sc`): out of every index, slots freed once, lease and nextPollAt cleared. */
   private finish(s: number, sc: number, now: number): void {
     const t = this.t;
     const cur = t.byte(s, SC);
@@ -1157,6 +1154,7 @@ export class MemoryTaskStore implements TaskStore {
     else {
       this.putPoll(s, POLL_NONE);
       this.putDeadline(s, DEADLINE_NONE);
+      t.setNum(s, NEXT_POLL_AT, NaN);
     }
     this.clearLease(s);
     this.setStatus(s, sc, now);

@@ -64,6 +64,8 @@ interface PendingComplete {
   result: string | null;
   /** changeArg of the error: '~' unchanged, '' null, '+' .. text. */
   error: string;
+  /** A failed submit attempt: attempts + 1. */
+  attempt: boolean;
   resolve(task: Task): void;
   reject(error: unknown): void;
 }
@@ -248,7 +250,7 @@ export class RedisTaskStore implements TaskStore {
     this.assertOpen();
     const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
     return new Promise<Task>((resolve, reject) => {
-      this.completes.push({ fence, status: outcome.status, result, error: changeArg(outcome.error), resolve, reject });
+      this.completes.push({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true, resolve, reject });
       this.completeFlush ??= setImmediate(() => {
         this.completeFlush = null;
         while (this.completes.length) this.flushCompletes();
@@ -262,8 +264,9 @@ export class RedisTaskStore implements TaskStore {
     const args: string[] = [String(batch.length)];
     batch.forEach((c, i) => {
       args.push(c.fence.id, c.fence.leaseId, String(c.fence.version));
-      if (c.result === null && c.error === '~') args.push(c.status);
-      else args.push('+' + c.status, optArg(c.result), c.error);
+      const mark = c.attempt ? '!' : '';
+      if (c.result === null && c.error === '~') args.push(mark + c.status);
+      else args.push(mark + '+' + c.status, optArg(c.result), c.error);
       const k = known[i];
       if (k) {
         const t = k.task;
@@ -312,6 +315,8 @@ export class RedisTaskStore implements TaskStore {
     task.leaseOwner = null;
     task.leaseId = null;
     task.leaseUntil = null;
+    task.nextPollAt = null;
+    if (c.attempt) task.attempts += 1;
     task.result = c.result === null ? null : JSON.parse(c.result);
     if (c.error !== '~') task.error = c.error === '' ? null : c.error.slice(1);
     return task;

@@ -26,7 +26,7 @@ import { Db } from './db';
 import { dialectOf } from './dialects';
 import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from './names';
 import { PgDirect } from './pg-direct';
-import { CompleteBatcher } from './sql/complete-batch';
+import { CompleteBatcher, completeOne } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
 import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate } from './schema/migrate';
@@ -255,16 +255,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.open();
-    if (this.completer) return this.completer.complete(fence, outcome);
-    const now = this.ctx.nowSql();
-    const result = outcome.result === undefined ? null : JSON.stringify(outcome.result);
-    return fencedWrite(this.ctx, fence, {
-      set: sql`status = ${outcome.status}, result = ${result}, error = ${outcome.error ?? null}, finished_at = ${now},
-        lease_owner = NULL, lease_id = NULL, lease_until = NULL`,
-      from: LIVE,
-      release: true,
-      op: 'complete',
-    });
+    return this.completer ? this.completer.complete(fence, outcome) : completeOne(this.ctx, fence, outcome);
   }
 
   retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
@@ -279,7 +270,7 @@ export class TypeOrmTaskStore implements TaskStore {
       set: sql`k1 = ${k1},
         finished_at = CASE WHEN cancel_requested = 1 THEN ${c.nowSql()} ELSE NULL END,
         status = CASE WHEN cancel_requested = 1 THEN 'CANCELED' ELSE 'PENDING_SUBMIT' END,
-        attempts = CASE WHEN cancel_requested = 1 THEN attempts ELSE attempts + 1 END,
+        attempts = attempts + 1,
         run_at = CASE WHEN cancel_requested = 1 THEN run_at ELSE ${c.nowSql()} + ${outcome.delayMs} END,
         staged = 1, error = ${outcome.error}, lease_owner = NULL, lease_id = NULL, lease_until = NULL`,
       from: [TaskStatus.SUBMITTING],

@@ -1,12 +1,14 @@
 -- complete: terminal transitions from held leases, several tasks per call (the store gathers the
 -- completes issued in one event-loop turn); each one is checked and applied on its own, as if
--- called alone: status, result / error, finishedAt = now, lease released, slots freed (publishes
--- a wake when that unparks lanes). Fenced.
+-- called alone: status, result / error, finishedAt = now, lease released, nextPollAt cleared,
+-- slots freed (publishes a wake when that unparks lanes), attempts + 1 for a failed submit
+-- attempt. Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
 --       inflight_*, lanepark, parkedres, ready, laneready
 -- ARGV[4] n, then per task: id, leaseId, version, the terminal status, or '+' .. the status
 --         followed by result JSON (opt) and error (opt; '~' = unchanged) (the plain status means
---         a null result and the error unchanged), then seq when the caller holds the task at this
+--         a null result and the error unchanged), either form after a '!' when the completion
+--         ends a failed submit attempt (attempts + 1), then seq when the caller holds the task at this
 --         version (it rebuilds the written task itself) else '' and nothing more; after a seq:
 --         providerKey, flags (1: has a deadline, + 2: has admission keys) and, with keys, its
 --         accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the fence
@@ -30,6 +32,8 @@ for _ = 1, n do
   local id, to = ARGV[a], ARGV[a + 3]
   local result, e = false, '~'
   local p = a + 4
+  local attempt = string.byte(to, 1) == 33 -- '!': a failed submit attempt
+  if attempt then to = string.sub(to, 2) end
   if string.byte(to, 1) == 43 then -- '+': a result and an error follow
     to, result, e = string.sub(to, 2), opt(ARGV[p]), ARGV[p + 1]
     p = p + 2
@@ -81,6 +85,8 @@ for _ = 1, n do
     -- an in-flight task has no result, so only a cleared error is a field to delete; updatedAt
     -- of a terminal task is its finishedAt (decodeHash)
     local v = fmt(tonumber(f[2]) + 1)
+    if st ~= SUBMITTING then redis.call('HDEL', tk, 'nextPollAt') end
+    if attempt then redis.call('HINCRBY', tk, 'attempts', 1) end
     if e == '~' then
       if result then
         redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)

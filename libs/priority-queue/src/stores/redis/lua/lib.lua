@@ -285,8 +285,8 @@ end
 local FINAL_FIELDS = { 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey',
   'deadlineAt', 'version' }
 
--- Any status -> terminal `to`: indexes, slots, lease, deadline. `f` = the FINAL_FIELDS values,
--- `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
+-- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline. `f` = the FINAL_FIELDS
+-- values, `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
 local function finalizeKnown(id, f, to, extra, dels)
   local tk = dk('task', id)
   local from = f[1]
@@ -296,7 +296,7 @@ local function finalizeKnown(id, f, to, extra, dels)
     redis.call('ZREM', K.leases, id)
     if from ~= SUBMITTING then redis.call('ZREM', K.polls, id) end
   end
-  local del = { 'leaseOwner', 'leaseId', 'leaseUntil' }
+  local del = { 'leaseOwner', 'leaseId', 'leaseUntil', 'nextPollAt' }
   for _, d in ipairs(dels or {}) do del[#del + 1] = d end
   redis.call('HDEL', tk, unpack(del))
   if f[8] then redis.call('ZREM', K.deadlines, id) end

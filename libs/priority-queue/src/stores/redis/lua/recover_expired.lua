@@ -1,7 +1,7 @@
 -- recover_expired: one recovery sweep (any worker may run it), up to `limit` tasks:
--- * SUBMITTING with an expired lease: idempotent -> PENDING_SUBMIT (attempts + 1, runAt kept), or
---   FAILED once attempts + 1 >= maxAttempts, or CANCELED when its cancel was requested;
---   non-idempotent -> SUBMIT_UNKNOWN. Slots freed.
+-- * SUBMITTING with an expired lease: a failed attempt (attempts + 1) whatever comes next:
+--   idempotent -> PENDING_SUBMIT (runAt kept), or FAILED once attempts + 1 >= maxAttempts, or
+--   CANCELED when its cancel was requested; non-idempotent -> SUBMIT_UNKNOWN. Slots freed.
 -- * SUBMITTED / RUNNING with an expired lease: lease cleared (version + 1), poll retried; not reported.
 -- * any non-terminal task past its deadline without a live lease -> TIMED_OUT (slots freed).
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, deadlines, polls, delayed, ready, laneready, lanepark,
@@ -18,15 +18,16 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIM
   local st = f[1]
   if st == SUBMITTING then
     local to
+    local attempts = fmt((tonumber(f[4]) or 0) + 1)
     if f[2] ~= '1' then
       to = 'SUBMIT_UNKNOWN'
-      finalize(id, to, { 'error', 'submit lease expired: the outcome of the submit is unknown' })
+      finalize(id, to, { 'attempts', attempts, 'error', 'submit lease expired: the outcome of the submit is unknown' })
     elseif f[3] == '1' then
       to = 'CANCELED'
-      finalize(id, to)
-    elseif (tonumber(f[4]) or 0) + 1 >= tonumber(f[5]) then
+      finalize(id, to, { 'attempts', attempts })
+    elseif tonumber(attempts) >= tonumber(f[5]) then
       to = 'FAILED'
-      finalize(id, to, { 'attempts', fmt((tonumber(f[4]) or 0) + 1), 'error', 'submit lease expired on the last attempt' })
+      finalize(id, to, { 'attempts', attempts, 'error', 'submit lease expired on the last attempt' })
     else
       to = PENDING
       requeue(id, tonumber(redis.call('HGET', tk, 'runAt')))

@@ -6,7 +6,7 @@ export function pgCompleteLeasedFunctionName(t: TableNames): string {
 }
 
 export const PG_COMPLETE_LEASED_SIGNATURE =
-  '(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[])';
+  '(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[], integer[])';
 
 /**
  * `<prefix>complete_leased(...)` (schema v3, PostgreSQL): a batch of complete() calls in one
@@ -18,7 +18,12 @@ export const PG_COMPLETE_LEASED_SIGNATURE =
  * The two UPDATEs work on disjoint calls, so no row is written twice. A call absent from the
  * result matched nothing: a kind-1 call whose row moved (a newer version) is sent again
  * without its ctid by the client, a kind-2 call was refused (stale fence, wrong status).
+ * Every call writes its terminal status, result, error and finished_at, adds its p_attempts
+ * value (1 for a failed submit attempt, else 0) to attempts, and clears the lease and
+ * next_poll_at.
  * Locks: the rows written; `releases` rows appended for tasks holding slots, as in v2.
+ * (Unreleased library: the body and arguments of this step were changed in place for the
+ * attempts count and next_poll_at; the schema steps are squashed before the first release.)
  */
 export function completeLeasedFunction(t: TableNames): string {
   const { tasks: T, releases: R } = t;
@@ -26,12 +31,13 @@ export function completeLeasedFunction(t: TableNames): string {
   const full = PG_TASK_RESULT.map(([c]) => `u.${c}`).join(', ');
   const short = PG_TASK_RESULT.map(([c, ty]) => (c === 'id' ? 'u.id' : c === 'finished_at' ? 'u.finished_at' : `NULL::${ty}`)).join(', ');
   const set = `status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
-      lease_owner = NULL, lease_id = NULL, lease_until = NULL, version = x.version + 1, updated_at = coalesce(i.now, v_now)`;
+      attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+      version = x.version + 1, updated_at = coalesce(i.now, v_now)`;
   const fence = `x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')`;
   const slots = 'account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL';
   return `CREATE OR REPLACE FUNCTION ${pgCompleteLeasedFunctionName(t)}(
   p_queue varchar, p_nows bigint[], p_ids varchar[], p_tids tid[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
-  p_results text[], p_errors text[])
+  p_results text[], p_errors text[], p_attempts integer[])
 RETURNS TABLE (o_kind smallint, ${out})
 LANGUAGE plpgsql
 SET enable_hashjoin = off
@@ -41,8 +47,8 @@ DECLARE
   v_now bigint := (floor(extract(epoch from statement_timestamp()) * 1000))::bigint;
 BEGIN
   RETURN QUERY
-  WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows)
-      AS i(id, tid, lease_id, version, status, result, error, now)),
+  WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
+      AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
   u1 AS (UPDATE ${T} x SET ${set}
     FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND ${fence}
     RETURNING x.id, x.finished_at, x.lane_key, x.account_id, x.tenant_id, x.concurrency_key),

@@ -3,11 +3,11 @@ import { TaskStatus } from '../../../core/task';
 import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
-import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
-import { PG_TASK_RESULT, pgCompleteFunctionName } from '../schema/pg-functions';
+import { laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
+import { PG_TASK_RESULT } from '../schema/pg-functions';
 import { pgCompleteLeasedFunctionName } from '../schema/pg-complete-v3';
 import type { LeasedRow } from '../pg-lease-cache';
-import { whyRejected } from './fenced-write';
+import { fencedWrite, whyRejected } from './fenced-write';
 import { join, list, raw, sql } from './sql';
 
 interface Pending {
@@ -32,7 +32,28 @@ function wholeRow(r: Row): Row {
 function resultJson(o: CompletionOutcome): string | null {
   return o.result === undefined ? null : JSON.stringify(o.result);
 }
+
+/** attempts added by a complete: 1 for a failed submit attempt. */
+function attemptOf(o: CompletionOutcome): number {
+  return o.attempt ? 1 : 0;
+}
 const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
+
+/**
+ * One complete() as a plain fenced UPDATE (SQLite, and PostgreSQL below schema v3): terminal
+ * status, result, error, finished_at, attempts + 1 for a failed submit attempt, lease and
+ * next_poll_at cleared, slots released.
+ */
+export function completeOne(c: StoreContext, fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+  const now = c.nowSql();
+  return fencedWrite(c, fence, {
+    set: sql`status = ${outcome.status}, result = ${resultJson(outcome)}, error = ${outcome.error ?? null}, finished_at = ${now},
+      attempts = attempts + ${attemptOf(outcome)}, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL`,
+    from: LIVE,
+    release: true,
+    op: 'complete',
+  });
+}
 
 /**
  * complete() on PostgreSQL and MySQL, gathered: the calls made during one event-loop turn (a
@@ -52,6 +73,8 @@ export class CompleteBatcher {
   constructor(private readonly c: StoreContext) {}
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+    // PostgreSQL below schema v3 (a queue whose migrations stop there) has no complete_leased
+    if (this.c.d.kind === 'postgres' && this.c.pgSchema < 3) return completeOne(this.c, fence, outcome);
     return new Promise<Task>((resolve, reject) => {
       this.pending.push({ fence, outcome, now: this.c.clock ? this.c.clock.now() : null, resolve, reject });
       this.schedule();
@@ -105,7 +128,7 @@ export class CompleteBatcher {
   }
 
   private send(items: Pending[]): Promise<Row[]> {
-    return this.c.d.kind === 'postgres' ? this.sendPg(items) : this.sendMysql(items);
+    return this.c.d.kind === 'postgres' ? this.sendPgLeased(items) : this.sendMysql(items);
   }
 
   /**
@@ -131,26 +154,28 @@ export class CompleteBatcher {
           rows.push({
             ...r,
             status: p.outcome.status,
-            result: p.outcome.result === undefined ? null : JSON.stringify(p.outcome.result),
+            result: resultJson(p.outcome),
             error: p.outcome.error ?? null,
             finished_at: now,
+            attempts: Number(r.attempts) + attemptOf(p.outcome),
             lease_owner: null,
             lease_id: null,
             lease_until: null,
+            next_poll_at: null,
             version: Number(r.version) + 1,
             updated_at: now,
           });
         }
         if (rows.length === 0) return rows;
         const batch = JSON.stringify(
-          rows.map((r) => ({ id: r.id, s: r.status, r: r.result, e: r.error, n: r.finished_at })),
+          rows.map((r) => ({ id: r.id, s: r.status, r: r.result, e: r.error, n: r.finished_at, a: r.attempts })),
         );
         await run(
           x,
           sql`UPDATE ${T} t JOIN JSON_TABLE(${batch}, '$[*]' COLUMNS (id VARCHAR(255) PATH '$.id', s VARCHAR(16) PATH '$.s',
-              r LONGTEXT PATH '$.r', e LONGTEXT PATH '$.e', n BIGINT PATH '$.n')) i ON t.id = i.id
-            SET t.status = i.s, t.result = i.r, t.error = i.e, t.finished_at = i.n, t.lease_owner = NULL, t.lease_id = NULL,
-              t.lease_until = NULL, t.version = t.version + 1, t.updated_at = i.n
+              r LONGTEXT PATH '$.r', e LONGTEXT PATH '$.e', n BIGINT PATH '$.n', a INT PATH '$.a')) i ON t.id = i.id
+            SET t.status = i.s, t.result = i.r, t.error = i.e, t.finished_at = i.n, t.attempts = i.a, t.lease_owner = NULL,
+              t.lease_id = NULL, t.lease_until = NULL, t.next_poll_at = NULL, t.version = t.version + 1, t.updated_at = i.n
             WHERE t.queue = ${c.queue}`,
         );
         const freed = rows.filter((r) => slotKeys(laneKeysOf(r)).length > 0);
@@ -163,24 +188,9 @@ export class CompleteBatcher {
     );
   }
 
-  private async sendPg(items: Pending[]): Promise<Row[]> {
-    const c = this.c;
-    if (c.pgSchema >= 3) return this.sendPgLeased(items);
-    const text = `SELECT * FROM ${pgCompleteFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8)`;
-    return this.pgCall(text, [
-      c.queue,
-      items.map((p) => p.now),
-      items.map((p) => p.fence.id),
-      items.map((p) => p.fence.leaseId),
-      items.map((p) => p.fence.version),
-      items.map((p) => p.outcome.status),
-      items.map((p) => resultJson(p.outcome)),
-      items.map((p) => p.outcome.error ?? null),
-    ]);
-  }
-
   /**
-   * Schema v3: `<prefix>complete_leased`. A call whose task this store claimed (lease cache,
+   * PostgreSQL: `<prefix>complete_leased` (schema v3 and later; complete() sends a call on an
+   * older schema through completeOne). A call whose task this store claimed (lease cache,
    * same fence) sends the row's ctid and gets back only (id, finished_at): its row is the
    * cached one plus this write. A cached call that matched nothing (its row moved) is sent
    * again without the ctid; the rows returned to run() are whole either way.
@@ -192,7 +202,7 @@ export class CompleteBatcher {
   private async sendPgLeased(items: Pending[]): Promise<Row[]> {
     const c = this.c;
     const text = `SELECT f.o_kind, f.id, f.finished_at, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
-      FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+      FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
     const send = (batch: Pending[], cached: Array<LeasedRow | undefined>) =>
       this.pgCall(text, [
         c.queue,
@@ -204,6 +214,7 @@ export class CompleteBatcher {
         batch.map((p) => p.outcome.status),
         batch.map((p) => resultJson(p.outcome)),
         batch.map((p) => p.outcome.error ?? null),
+        batch.map((p) => attemptOf(p.outcome)),
       ]);
     const cached = items.map((p) => c.leased.match(p.fence.id, p.fence.leaseId, p.fence.version));
     const got = await send(items, cached);
@@ -231,9 +242,11 @@ export class CompleteBatcher {
         error: p.outcome.error ?? null,
         finished_at: at,
         updated_at: at,
+        attempts: num(k!.row.attempts) + attemptOf(p.outcome),
         lease_owner: null,
         lease_id: null,
         lease_until: null,
+        next_poll_at: null,
         version: p.fence.version + 1,
       });
     });

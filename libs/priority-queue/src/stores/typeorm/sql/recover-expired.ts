@@ -9,12 +9,13 @@ import { markStaged } from './stage-marks';
 /**
  * recoverExpired: one sweep under the queue lock (so it never races a claim over the same
  * pending rows), rows locked FOR UPDATE:
- * 1. SUBMITTING with an expired lease (partial index (queue, lease_until) of live rows):
- *    idempotent -> PENDING_SUBMIT staged (attempts + 1, runAt kept) or FAILED at maxAttempts,
- *    or CANCELED when a cancel was requested; non-idempotent -> SUBMIT_UNKNOWN. Slots released.
+ * 1. SUBMITTING with an expired lease (partial index (queue, lease_until) of live rows): a
+ *    failed attempt (attempts + 1) whatever comes next: idempotent -> PENDING_SUBMIT staged
+ *    (runAt kept) or FAILED at maxAttempts, or CANCELED when a cancel was requested;
+ *    non-idempotent -> SUBMIT_UNKNOWN. Slots released.
  * 2. SUBMITTED / RUNNING with an expired lease: lease cleared, the poll is retried.
  * 3. non-terminal, deadline passed, no live lease (partial index (queue, deadline_at)):
- *    TIMED_OUT, slots released when it held them.
+ *    TIMED_OUT, next_poll_at cleared, slots released when it held them.
  */
 type Cond = ReturnType<typeof sql>;
 
@@ -46,10 +47,9 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
       for (const [to, rows] of groups) {
         const keys = rows.map((r) => keyOf(c, r));
         const terminal = to !== TaskStatus.PENDING_SUBMIT;
-        const attempts = to === TaskStatus.PENDING_SUBMIT || to === TaskStatus.FAILED ? 'attempts + 1' : 'attempts';
         await run(
           x,
-          sql`UPDATE ${T} SET status = ${to}, attempts = ${raw(attempts)}, staged = 1, lease_owner = NULL, lease_id = NULL,
+          sql`UPDATE ${T} SET status = ${to}, attempts = attempts + 1, staged = 1, lease_owner = NULL, lease_id = NULL,
               lease_until = NULL, version = version + 1, updated_at = ${now}, finished_at = ${terminal ? now : null},
               error = ${to === TaskStatus.CANCELED ? 'canceled' : 'submit lease expired'}
             WHERE ${keyColumn(c)} IN (${list(keys)})`,
@@ -80,7 +80,7 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
           for (const part of chunks(late.map((r) => keyOf(c, r)), 500)) {
             await run(
               x,
-              sql`UPDATE ${T} SET status = 'TIMED_OUT', lease_owner = NULL, lease_id = NULL, lease_until = NULL,
+              sql`UPDATE ${T} SET status = 'TIMED_OUT', lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
                   version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'deadline passed'
                 WHERE ${keyColumn(c)} IN (${list(part)})`,
             );
