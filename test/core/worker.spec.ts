@@ -93,7 +93,7 @@ describe('Worker', () => {
     const { queue, step } = setup({ run: () => { throw new PermanentError('bad document'); } });
     const t = await queue.submit({ type: 'job' });
     await step();
-    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.FAILED, error: 'bad document', attempts: 0 });
+    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.FAILED, error: 'bad document', attempts: 1 }); // a failed attempt too
   });
 
   it('polls a provider task with the handler delay, backs off on poll errors, and finishes', async () => {

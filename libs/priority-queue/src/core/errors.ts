@@ -54,6 +54,13 @@ export class StaleLeaseError extends PriorityQueueError {
   }
 }
 
+/** The abort reason a handler's signal carries when its task's deadline passed (DESIGN §4). */
+export class DeadlinePassedError extends PriorityQueueError {
+  constructor(readonly taskId: string, readonly deadlineAt: number) {
+    super(Messages.deadlinePassed(taskId, deadlineAt));
+  }
+}
+
 export class HandlerRegistrationError extends PriorityQueueError {}
 
 export class StoreClosedError extends PriorityQueueError {

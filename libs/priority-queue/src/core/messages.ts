@@ -33,6 +33,8 @@ export const Messages = {
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,
   staleLease: (id: string) =>
     `Task ${id} was changed by someone else (lease expired or fenced out); this write was rejected. The current holder or the recovery owns it now.`,
+  deadlinePassed: (id: string, deadlineAt: number) =>
+    `Task ${id} passed its deadline (${new Date(deadlineAt).toISOString()}): its handler was aborted and the task ends TIMED_OUT; a late result is discarded. Raise timeoutMs if the work needs longer.`,
   storeClosed: () => `The task store is closed. Create a new store or restart the application.`,
   shuttingDown: () => `The worker is shutting down and accepts no new work.`,
   idempotencyConflict: (key: string, fields: readonly string[]) =>

@@ -1,5 +1,5 @@
 import { backoffDelay } from './backoff';
-import { NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
+import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import type { TaskTypeRegistry } from './registry';
@@ -8,6 +8,12 @@ import { fenceOf, TaskStatus, type Fence, type Task } from './task';
 
 /** Waits before writing an outcome again after a store error (not a queue error such as a stale lease). */
 const OUTCOME_RETRY_MS = [50, 250, 1000];
+/** Re-fences of one fenced call: each needs another change of the version under our lease. */
+const MAX_REFENCES = 3;
+/** Longest setTimeout (a longer delay fires at once): a later deadline re-arms when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The error a task ended TIMED_OUT by its holder records (as the stores' recovery does). */
+const DEADLINE_ERROR = 'deadline passed';
 
 /** What a TaskRun needs from the worker that started it. */
 export interface TaskRunContext {
@@ -18,6 +24,8 @@ export interface TaskRunContext {
   leaseMs: number;
   random: () => number;
   onError: (error: unknown) => void;
+  /** The store clock now, as the worker estimates it (local time + its clock offset). */
+  storeNow: () => number;
   /** A poll of this worker falls due in delayMs; returns delayMs. */
   pollScheduled: (delayMs: number) => number;
   /** The handler returned (or threw): only the outcome's write is left. Called at most once per run. */
@@ -26,15 +34,22 @@ export interface TaskRunContext {
 
 /**
  * One handler call on a claimed task (DESIGN §4): renews the lease while the handler runs,
- * aborts it when the lease is lost, and writes the outcome with the lease's fence — a submit
- * (one-shot run, or submit to a provider), a poll, or the finalisation of a cancel request.
+ * aborts it when the lease is lost or the task's deadline passes, and writes the outcome with
+ * the lease's fence: a submit (one-shot run, or submit to a provider), a poll, the
+ * finalisation of a cancel request, or TIMED_OUT at the deadline.
+ *
+ * Fencing: a renewal or a write refused with StaleLeaseError goes through one rule, refence():
+ * while the lease id is still ours, the task in the status we hold it in and the lease not
+ * expired, only the version moved (a cancel request, or a command re-sent after a lost reply
+ * that had already run), so the run adopts the current version and goes on; otherwise another
+ * worker or the recovery owns the task, and the run gives up (aborts, writes nothing).
  */
 export class TaskRun {
   /** Set once the lease is known to be lost: nothing more is written. */
   lost = false;
   /**
    * Local time (Date.now()) of the claim or the last renewal sent; null while no renewal is due
-   * (before execute() and once the outcome is being written). The worker renews for every run
+   * (before execute() and once an outcome is being written). The worker renews for every run
    * through renewIfDue() on one timer instead of one timer per run.
    */
   renewedAt: number | null = null;
@@ -42,10 +57,20 @@ export class TaskRun {
   private controller: AbortController | null = null;
   /** Why the run was aborted before anyone asked for its signal. */
   private abortReason: unknown = undefined;
+  /** An outcome is being written (the handler's, the deadline's or a hand-back's): no other one is. */
+  private settled = false;
+  /** The handler was called (a deadline then ends a failed submit attempt). */
+  private handlerStarted = false;
+  /** The deadline's TIMED_OUT write succeeded: a late submit's external id is cancelled at the provider. */
+  private timedOut = false;
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  /** The deadline's write and provider cancel while in progress; execute() ends after it. */
+  private deadlineWork: Promise<void> | null = null;
 
   constructor(
     private readonly ctx: TaskRunContext,
     public task: Task,
+    readonly kind: 'submit' | 'poll',
   ) {
     this.fence = fenceOf(task);
   }
@@ -59,15 +84,34 @@ export class TaskRun {
     return this.controller.signal;
   }
 
+  /**
+   * Arms the deadline (DESIGN §4): at deadlineAt (store clock) the handler is aborted and the
+   * task ends TIMED_OUT. The worker calls it once it holds the task (a prefetched task's
+   * deadline runs while it waits for a slot).
+   */
+  watchDeadline(): void {
+    const at = this.task.deadlineAt;
+    if (at === null || this.settled || this.lost) return;
+    const left = at - this.ctx.storeNow();
+    if (left <= 0) return this.deadlinePassed();
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = null;
+      this.watchDeadline();
+    }, Math.min(left, MAX_TIMER_MS));
+  }
+
   /** Runs the handler to its end; never rejects (errors go to ctx.onError). */
-  async execute(kind: 'submit' | 'poll'): Promise<void> {
-    this.renewedAt ??= Date.now();
+  async execute(): Promise<void> {
     try {
-      await (kind === 'submit' ? this.submit() : this.poll());
+      if (this.settled || this.lost) return; // timed out (or lost) while it waited for a slot
+      this.renewedAt ??= Date.now();
+      await (this.kind === 'submit' ? this.submit() : this.poll());
     } catch (e) {
       this.ctx.onError(e);
     } finally {
       this.renewedAt = null;
+      this.stopDeadline();
+      if (this.deadlineWork) await this.deadlineWork;
     }
   }
 
@@ -76,36 +120,41 @@ export class TaskRun {
    * period (it is aborted, and only an idempotent submit may go back, as a retry: an attempt is
    * counted); otherwise a prefetched submit that never started is released whether or not it is
    * idempotent (the provider never saw it): attempts, runAt and error unchanged, same place in
-   * the order.
+   * the order. Nothing happens when an outcome is already being written.
    */
   async handBack(started = true): Promise<void> {
     if (started) this.abortWith(new Error('worker shutting down'));
     this.renewedAt = null;
-    if (this.lost || this.task.status !== TaskStatus.SUBMITTING || (started && !this.task.idempotent)) return;
-    this.lost = true;
+    this.stopDeadline();
+    if (this.settled || this.lost || this.task.status !== TaskStatus.SUBMITTING || (started && !this.task.idempotent)) return;
+    this.settled = true;
     const { store } = this.ctx;
     const op = started ? (f: Fence) => store.retry(f, { delayMs: 0, error: 'handed back: worker shut down' }) : (f: Fence) => store.release(f);
-    await this.write(TaskStatus.SUBMITTING, op);
+    await this.write(op);
   }
 
   /**
    * Renews the lease when the last renewal is at least leaseMs/3 old (`now` is local time). A
-   * refused renewal means another worker or the recovery owns the task: the handler is aborted.
+   * refusal goes through refence(); the handler is aborted only when the lease is not ours any
+   * more. A store error is reported, and the next renewal tries again.
    */
   renewIfDue(now: number): void {
     const { store, leaseMs } = this.ctx;
     if (this.lost || this.renewedAt === null || now - this.renewedAt < leaseMs / 3) return;
     this.renewedAt = now;
-    store.renewLease(this.fence, leaseMs).then(
+    this.fenced((f) => store.renewLease(f, leaseMs)).then(
       (t) => {
-        if (this.lost || this.renewedAt === null) return;
-        this.task = t;
-        this.fence = fenceOf(t);
+        if (this.lost || this.renewedAt === null) return; // an outcome's write fences itself
+        if (t) {
+          this.task = t;
+          this.fence = fenceOf(t);
+        } else {
+          this.lost = true;
+          this.abortWith(new StaleLeaseError(this.task.id));
+        }
       },
       (e) => {
-        if (!(e instanceof StaleLeaseError)) return this.ctx.onError(e);
-        this.lost = true;
-        this.abortWith(e);
+        if (!this.lost && this.renewedAt !== null) this.ctx.onError(e);
       },
     );
   }
@@ -113,6 +162,11 @@ export class TaskRun {
   private abortWith(reason: unknown): void {
     if (this.controller) this.controller.abort(reason);
     else if (this.abortReason === undefined) this.abortReason = reason;
+  }
+
+  private stopDeadline(): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
   }
 
   private handler(): { handler: TaskHandler; type: ResolvedTaskType } | null {
@@ -125,32 +179,37 @@ export class TaskRun {
     const found = this.handler();
     if (!found) {
       const error = `no handler for type "${this.task.type}" in worker ${this.ctx.owner}`;
-      return this.write(TaskStatus.SUBMITTING, (f) => store.retry(f, { delayMs: 1000, error }));
+      return this.finish((f) => store.retry(f, { delayMs: 1000, error }));
     }
     const { handler, type } = found;
     const run = this;
     const hctx = { task: this.task, payload: this.task.payload, get signal() { return run.signal; } };
+    this.handlerStarted = true;
     try {
       if (handler.run) {
         const out = await handler.run(hctx);
         const result = out === undefined ? null : out;
-        return await this.write(TaskStatus.SUBMITTING, (f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result }));
+        return await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result }));
       }
       const out = await handler.submit!(hctx);
       const externalId = typeof out === 'string' ? out : out?.externalId;
       if (typeof externalId !== 'string' || externalId === '') {
         throw new PermanentError(`submit() of "${this.task.type}" returned no external id`);
       }
+      if (this.settled) return await this.lateExternalId(externalId);
       const pollDelayMs = this.ctx.pollScheduled(type.pollIntervalMs);
-      await this.write(TaskStatus.SUBMITTING, (f) => store.markSubmitted(f, { externalId, status: TaskStatus.SUBMITTED, pollDelayMs }));
+      await this.finish((f) => store.markSubmitted(f, { externalId, status: TaskStatus.SUBMITTED, pollDelayMs }));
     } catch (error) {
       await this.submitFailed(type, error);
     }
   }
 
-  /** DESIGN §4: retry with back-off, SUBMIT_UNKNOWN for a non-idempotent submit, FAILED at the end. */
+  /**
+   * DESIGN §4: retry with back-off, SUBMIT_UNKNOWN for a non-idempotent submit, FAILED at the
+   * end. Each is a failed attempt: a terminal outcome counts it in its complete().
+   */
   private async submitFailed(type: ResolvedTaskType, error: unknown): Promise<void> {
-    if (this.lost) return;
+    if (this.lost || this.settled) return;
     const { store } = this.ctx;
     const message = errorMessage(error);
     const task = this.task;
@@ -161,95 +220,177 @@ export class TaskRun {
     else if (task.attempts + 1 >= task.maxAttempts) status = TaskStatus.FAILED;
     if (status) {
       const s = status;
-      return this.write(TaskStatus.SUBMITTING, (f) => store.complete(f, { status: s, error: message }));
+      return this.finish((f) => store.complete(f, { status: s, error: message, attempt: true }));
     }
     const retryAfter = neverSeen ? (error as NotSubmittedError).retryAfterMs : undefined;
     const delayMs = retryAfter ?? backoffDelay(task.attempts + 1, type.backoffBaseMs, type.backoffMaxMs, this.ctx.random);
-    await this.write(TaskStatus.SUBMITTING, (f) => store.retry(f, { delayMs, error: message }));
+    await this.finish((f) => store.retry(f, { delayMs, error: message }));
   }
 
   private async poll(): Promise<void> {
     const { store } = this.ctx;
     const task = this.task;
-    const from = task.status;
-    const waiting = from === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED;
+    const waiting = task.status === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED;
     const found = this.handler();
     const run = this;
     const pctx = { task, payload: task.payload, get signal() { return run.signal; }, externalId: task.externalId ?? '' };
     if (task.cancelRequested) {
-      try {
-        await found?.handler.cancel?.(pctx);
-      } catch (e) {
-        this.ctx.onError(e);
-      }
-      return this.write(from, (f) => store.complete(f, { status: TaskStatus.CANCELED, error: 'canceled' }));
+      await cancelAtProvider(this.ctx.registry, task, task.externalId, this.ctx.onError, this.signal);
+      return this.finish((f) => store.complete(f, { status: TaskStatus.CANCELED, error: 'canceled' }));
     }
     if (!found?.handler.poll) {
       const error = `no poll handler for type "${task.type}" in worker ${this.ctx.owner}`;
-      return this.write(from, (f) => store.recordPoll(f, { status: waiting, nextPollDelayMs: 1000, pollErrors: task.pollErrors, error }));
+      return this.finish((f) => store.recordPoll(f, { status: waiting, nextPollDelayMs: 1000, pollErrors: task.pollErrors, error }));
     }
     const type = found.type;
     let result: PollResult;
+    this.handlerStarted = true;
     try {
       result = await found.handler.poll(pctx);
     } catch (error) {
       if (error instanceof PermanentError) {
-        return this.write(from, (f) => store.complete(f, { status: TaskStatus.FAILED, error: errorMessage(error) }));
+        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorMessage(error) }));
       }
       const pollErrors = task.pollErrors + 1;
       const nextPollDelayMs = this.ctx.pollScheduled(backoffDelay(pollErrors, type.pollIntervalMs, type.maxPollIntervalMs, this.ctx.random));
-      return this.write(from, (f) => store.recordPoll(f, { status: waiting, nextPollDelayMs, pollErrors, error: errorMessage(error) }));
+      return this.finish((f) => store.recordPoll(f, { status: waiting, nextPollDelayMs, pollErrors, error: errorMessage(error) }));
     }
     if (!result.done) {
       const nextPollDelayMs = this.ctx.pollScheduled(Math.max(0, result.nextPollMs ?? type.pollIntervalMs));
-      await this.write(from, (f) => store.recordPoll(f, { status: TaskStatus.RUNNING, nextPollDelayMs, pollErrors: 0, error: null }));
+      await this.finish((f) => store.recordPoll(f, { status: TaskStatus.RUNNING, nextPollDelayMs, pollErrors: 0, error: null }));
     } else if ('failed' in result) {
       const error = result.failed;
-      await this.write(from, (f) => store.complete(f, { status: TaskStatus.FAILED, error }));
+      await this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error }));
     } else {
       const value = result.result === undefined ? null : result.result;
-      await this.write(from, (f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result: value }));
+      await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result: value }));
     }
   }
 
   /**
-   * A fenced write. A stale fence whose lease is still ours means only the version moved (a
-   * cancel request arrived while the handler ran): re-fence once and write, so the outcome (e.g.
-   * the external id) is kept and the cancel is then honoured. Otherwise another worker or the
-   * recovery owns the task now, and the write is dropped. Any other store failure (not a
-   * PriorityQueueError) is retried after 50, 250 and 1000 ms, within leaseMs / 3 in all; then it
-   * goes to onError and the lease's expiry hands the task to recovery.
+   * The deadline passed while this worker holds the task (DESIGN §4): the handler is aborted,
+   * the task ends TIMED_OUT by a fenced write (a failed attempt when submit() was running), and
+   * a job the provider accepted is cancelled through the handler's cancel hook, once: only
+   * after our write made the transition (a task timed out between polls is the recovery
+   * sweep's, see Worker.sweep). A late result of the handler is discarded.
    */
-  private async write(from: TaskStatus, op: (fence: Fence) => Promise<Task>): Promise<void> {
+  private deadlinePassed(): void {
+    if (this.settled || this.lost) return;
+    this.settled = true;
+    this.renewedAt = null;
+    this.stopDeadline();
+    const reason = new DeadlinePassedError(this.task.id, this.task.deadlineAt!);
+    this.abortWith(reason);
+    const attempt = this.kind === 'submit' && this.handlerStarted;
+    const { store, registry, onError } = this.ctx;
+    this.deadlineWork = (async () => {
+      const t = await this.write((f) => store.complete(f, { status: TaskStatus.TIMED_OUT, error: DEADLINE_ERROR, attempt }));
+      if (t?.status !== TaskStatus.TIMED_OUT) return;
+      this.timedOut = true;
+      if (this.kind === 'poll') await cancelAtProvider(registry, t, t.externalId, onError);
+    })().catch(onError);
+  }
+
+  /** The provider accepted a submit after its deadline: the task is TIMED_OUT, the job is not wanted. */
+  private async lateExternalId(externalId: string): Promise<void> {
+    await this.deadlineWork;
+    if (this.timedOut) await cancelAtProvider(this.ctx.registry, this.task, externalId, this.ctx.onError);
+  }
+
+  /**
+   * The handler's outcome: written unless another outcome already is (the deadline passed, or
+   * the worker handed the task back). Frees the worker's handler slot at once.
+   */
+  private async finish(op: (fence: Fence) => Promise<Task>): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
     this.renewedAt = null;
     this.ctx.handlerDone?.(this);
-    let refenced = false;
+    await this.write(op);
+  }
+
+  /**
+   * A fenced write of an outcome; emits its transition. A StaleLeaseError goes through
+   * fenced(); a lease that is not ours any more drops the write. Any other store failure (not a
+   * PriorityQueueError) is retried after 50, 250 and 1000 ms, within leaseMs / 3 in all; then it
+   * goes to onError and the lease's expiry hands the task to recovery. Returns the task as
+   * written, or null when nothing was written.
+   */
+  private async write(op: (fence: Fence) => Promise<Task>): Promise<Task | null> {
+    const from = this.task.status;
     let waited = 0;
     for (let failure = 0; ; ) {
       try {
-        const t = await op(this.fence);
-        if (t.status !== from) this.ctx.events.emit(t, from);
-        return;
+        const t = await this.fenced(op);
+        if (t && t.status !== from) this.ctx.events.emit(t, from);
+        return t;
       } catch (e) {
-        if (e instanceof StaleLeaseError) {
-          if (refenced || this.lost) return;
-          refenced = true;
-          const current = await this.ctx.store.get(this.task.id).catch(() => null);
-          if (!current || current.leaseId !== this.fence.leaseId || current.status !== from) return;
-          this.task = current;
-          this.fence = fenceOf(current);
-          continue;
-        }
         // Not the queue's own verdict (a dropped connection, a deadlock past the store's own
         // retries): the outcome is written again a few times rather than lost, which would run
         // the task again once its lease expired. The lease was renewed at most leaseMs / 3 ago
         // when the handler returned, so waits within leaseMs / 3 in all keep it ours.
         const delay = OUTCOME_RETRY_MS[failure++];
-        if (e instanceof PriorityQueueError || delay === undefined || this.lost || waited + delay > this.ctx.leaseMs / 3) return this.ctx.onError(e);
+        if (e instanceof PriorityQueueError || delay === undefined || this.lost || waited + delay > this.ctx.leaseMs / 3) {
+          this.ctx.onError(e);
+          return null;
+        }
         waited += delay;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
+  }
+
+  /**
+   * One fenced store call under the re-fence rule: a StaleLeaseError while refence() finds the
+   * lease still ours sends the call again with the current version. Resolves with the call's
+   * task, or null once the lease is not ours (nothing written); rejects with any other error
+   * (and with the StaleLeaseError after MAX_REFENCES moves of the version).
+   */
+  private async fenced(op: (fence: Fence) => Promise<Task>): Promise<Task | null> {
+    for (let refences = 0; ; refences++) {
+      try {
+        return await op(this.fence);
+      } catch (e) {
+        if (!(e instanceof StaleLeaseError) || refences >= MAX_REFENCES) throw e;
+        if (this.lost || !(await this.refence())) return null;
+      }
+    }
+  }
+
+  /**
+   * DESIGN §4: after a refusal, the lease is still ours when the task, read again, has our lease
+   * id, the status we hold it in, and a lease that has not expired (store clock): only the
+   * version moved. Then the run adopts the current task and fence and returns true.
+   */
+  private async refence(): Promise<boolean> {
+    const current = await this.ctx.store.get(this.task.id).catch(() => null);
+    if (!current || current.leaseId !== this.fence.leaseId || current.status !== this.task.status) return false;
+    if (current.leaseUntil === null || current.leaseUntil <= this.ctx.storeNow()) return false;
+    this.task = current;
+    this.fence = fenceOf(current);
+    return true;
+  }
+}
+
+/**
+ * Asks the provider to drop a job it accepted, through the cancel hook of the task's handler
+ * (when this process has the handler and the handler has the hook); a hook's error goes to
+ * onError. Used for cancel requests, for tasks that time out under a worker's lease, and by the
+ * worker's recovery sweep for the provider tasks it times out.
+ */
+export async function cancelAtProvider(
+  registry: TaskTypeRegistry,
+  task: Task,
+  externalId: string | null,
+  onError: (error: unknown) => void,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<void> {
+  const handler = registry.get(task.type)?.handler;
+  if (!handler?.cancel || externalId === null) return;
+  try {
+    await handler.cancel({ task, payload: task.payload, signal, externalId });
+  } catch (e) {
+    onError(e);
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TaskEvents } from './events';
 import type { TaskTypeRegistry } from './registry';
-import { TaskRun, type TaskRunContext } from './task-run';
+import { cancelAtProvider, TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
 import { NodeTimerHost, type TimerHost } from './timers';
@@ -57,7 +57,6 @@ export interface WorkerOptions {
 
 interface ActiveRun {
   run: TaskRun;
-  kind: 'submit' | 'poll';
   /** Resolves when the run is over (outcome written, or handed back). */
   done: Promise<void>;
   finished: () => void;
@@ -112,8 +111,14 @@ export class Worker {
    */
   private nextPollCheck = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
-  /** storeNow - Date.now(), refreshed at each sweep, to turn store times into local delays. */
+  /**
+   * storeNow - Date.now(), read before the first claim and refreshed at each sweep, to turn
+   * store times into local delays (deadlines, due times) and to tell whether a lease expired.
+   */
   private clockOffset = 0;
+  private clockSynced = false;
+  /** Provider cancel hooks the recovery sweep started and that have not returned. */
+  private readonly hooks = new Set<Promise<void>>();
   private recovering = false;
   /** One timer renews the leases of all running handlers; it exists while runs are active. */
   private renewTimer: NodeJS.Timeout | null = null;
@@ -145,6 +150,7 @@ export class Worker {
       leaseMs: this.leaseMs,
       random: this.random,
       onError: this.onError,
+      storeNow: () => Date.now() + this.clockOffset,
       pollScheduled: (ms) => this.pollScheduled(ms),
       handlerDone: (run) => this.release(run),
     };
@@ -192,6 +198,7 @@ export class Worker {
    */
   async tick(force = true): Promise<number> {
     if (this.stopping) return 0;
+    if (!this.clockSynced) await this.syncClock();
     let free = this.freeSlots();
     if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) return 0;
     let dispatched = 0;
@@ -234,7 +241,13 @@ export class Worker {
     return dispatched;
   }
 
-  /** Runs recoverExpired once (also on a timer after start()). */
+  /**
+   * Runs recoverExpired once (also on a timer after start()). A provider task it times out
+   * from SUBMITTED / RUNNING (its deadline passed between polls) is cancelled at the provider
+   * here, through its handler's cancel hook: only the sweep that made the transition reports
+   * it, so the hook is called once (not at all when this process has no handler for the type,
+   * or stops first).
+   */
   async sweep(): Promise<number> {
     if (this.recovering || this.stopping) return 0;
     this.recovering = true;
@@ -242,6 +255,13 @@ export class Worker {
       await this.syncClock();
       const transitions = await this.store.recoverExpired(1000);
       this.events.emitTransitions(transitions);
+      for (const { task, from, to } of transitions) {
+        if (to === TaskStatus.TIMED_OUT && (from === TaskStatus.SUBMITTED || from === TaskStatus.RUNNING)) {
+          const hook = cancelAtProvider(this.registry, task, task.externalId, this.onError);
+          this.hooks.add(hook);
+          void hook.finally(() => this.hooks.delete(hook));
+        }
+      }
       if (transitions.length) this.wake();
       return transitions.length;
     } catch (e) {
@@ -252,9 +272,11 @@ export class Worker {
     }
   }
 
-  /** Resolves when no handler call is in progress. */
+  /** Resolves when no handler call (cancel hooks of the sweep included) is in progress. */
   async whenIdle(): Promise<void> {
-    while (this.active.size > 0) await Promise.all([...this.active.values()].map((r) => r.done));
+    while (this.active.size > 0 || this.hooks.size > 0) {
+      await Promise.all([...[...this.active.values()].map((r) => r.done), ...this.hooks]);
+    }
   }
 
   /**
@@ -316,18 +338,20 @@ export class Worker {
       const before = Date.now();
       const storeNow = await this.store.now();
       this.clockOffset = storeNow - Math.round((before + Date.now()) / 2);
+      this.clockSynced = true;
     } catch (e) {
       this.onError(e);
     }
   }
 
   private dispatch(task: Task, kind: 'submit' | 'poll'): void {
-    const run = new TaskRun(this.runContext, task);
+    const run = new TaskRun(this.runContext, task, kind);
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
-    const entry: ActiveRun = { run, kind, done, finished };
+    const entry: ActiveRun = { run, done, finished };
     this.active.set(task.id, entry);
     run.renewedAt = Date.now(); // leased from now on: renewed while it waits and while it runs
+    run.watchDeadline();
     // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
     if (!this.renewTimer) {
       this.renewTimer = setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 6)));
@@ -340,7 +364,7 @@ export class Worker {
   private startRun(entry: ActiveRun): void {
     const { run } = entry;
     this.busy.add(run);
-    void run.execute(entry.kind).finally(() => {
+    void run.execute().finally(() => {
       this.active.delete(run.task.id);
       this.busy.delete(run);
       if (this.active.size === 0) this.stopRenewals();
