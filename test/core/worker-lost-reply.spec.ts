@@ -1,0 +1,158 @@
+/**
+ * DESIGN §4 with a real fault: a lease renewal runs on the server but its reply is lost (a TCP
+ * proxy drops the client's connection right after forwarding it; test/support/tcp-proxy.ts).
+ * - Redis: ioredis re-sends the renewal on its new connection with the old version; the server
+ *   refuses it (the first one moved the version).
+ * - PostgreSQL, MariaDB: the driver reports the dropped connection (the renewal committed:
+ *   MariaDB's proxy drops after the renewal's COMMIT); the worker's fence is one version behind,
+ *   so its next renewal is refused.
+ * Either way the lease is still this worker's: the run must go on. Afterwards the handler ran
+ * once, the task ends as the handler said, and its signal never fired.
+ */
+import {
+  isTerminal,
+  PriorityQueue,
+  StaleLeaseError,
+  TaskEvents,
+  TaskStatus,
+  TaskTypeRegistry,
+  Worker,
+  type Task,
+  type TaskEvent,
+  type TaskHandler,
+  type TaskStore,
+} from 'nestjs-priority-queue/core';
+import { luaScripts } from 'nestjs-priority-queue/stores/redis/scripts';
+import type { ChunkMatch } from '../support/tcp-proxy';
+import { RealStores, type StoreKind } from './support/real-stores';
+
+jest.setTimeout(120_000);
+
+const stores = new RealStores();
+afterAll(() => stores.closeAll());
+
+/** The chunks of one renewal, per store, as the client sends them. */
+const RENEWAL: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
+  redis: () => {
+    const sha = Buffer.from(luaScripts().renew_lease.sha);
+    return [(c) => c.includes(sha)];
+  },
+  // named prepared statement (stores/typeorm/pg-direct.ts): its Parse carries the text once per
+  // connection, every execution's Bind carries the name
+  postgres: () => {
+    let name: string | null = null;
+    return [
+      (c) => {
+        const s = c.toString('latin1');
+        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*SET lease_until/.exec(s)?.[1] ?? null;
+        return name !== null && s.includes(`\x00${name}\x00`);
+      },
+    ];
+  },
+  // the renewal's UPDATE, then its transaction's COMMIT (a COM_QUERY packet)
+  mariadb: () => [(c) => c.includes('SET lease_until'), (c) => c.toString('latin1').endsWith('\x03COMMIT')],
+};
+
+const LEASE_MS = 1200;
+
+/**
+ * A worker on `store` whose renewals are watched: resolves `renewedAfterDrop` at the first
+ * renewal that succeeds after the proxy dropped the connection, and records refusals.
+ */
+function harness(store: TaskStore, handler: TaskHandler, idempotent: boolean, dropped: Promise<void>) {
+  const registry = new TaskTypeRegistry();
+  registry.register('job', { idempotent, pollIntervalMs: 20, maxAttempts: 5 }, handler, 'TestHandler');
+  const events = new TaskEvents();
+  const errors: unknown[] = [];
+  const refusals: unknown[] = [];
+  let isDropped = false;
+  void dropped.then(() => (isDropped = true));
+  let renewed!: () => void;
+  const renewedAfterDrop = new Promise<void>((r) => (renewed = r));
+  const renew = store.renewLease.bind(store);
+  store.renewLease = async (fence, leaseMs) => {
+    try {
+      const t = await renew(fence, leaseMs);
+      if (isDropped) renewed();
+      return t;
+    } catch (e) {
+      refusals.push(e);
+      throw e;
+    }
+  };
+  const queue = new PriorityQueue({ store, registry, events });
+  const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => errors.push(e) });
+  const ended = (id: string) =>
+    new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === id && isTerminal(e.to) && resolve(e)));
+  return { queue, worker, errors, refusals, renewedAfterDrop, ended };
+}
+
+/** Resolves when `signal` fires. */
+function abortOf(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+}
+
+describe.each(['redis', 'postgres', 'mariadb'] as const)('Worker, lost renewal reply on %s', (kind) => {
+  it('an idempotent one-shot task: the handler runs once, not aborted, and the task SUCCEEDED once', async () => {
+    const { store, proxy } = await stores.open(kind, { proxy: true });
+    const dropped = proxy!.dropAfter(RENEWAL[kind]!());
+    let runs = 0;
+    let aborted = false;
+    const h = harness(
+      store,
+      {
+        run: async ({ signal }) => {
+          runs++;
+          // the first run waits until a renewal went through after the lost reply (or its abort)
+          if (runs === 1) await Promise.race([h.renewedAfterDrop, abortOf(signal)]);
+          aborted ||= signal.aborted;
+          signal.throwIfAborted();
+          return { runs };
+        },
+      },
+      true,
+      dropped,
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.worker.start();
+    const end = await ended;
+    await h.worker.stop();
+    await dropped;
+    expect(h.refusals.some((e) => e instanceof StaleLeaseError)).toBe(true); // the fault did happen
+    expect({ runs, aborted, to: end.to }).toEqual({ runs: 1, aborted: false, to: TaskStatus.SUCCEEDED });
+    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { runs: 1 }, attempts: 0 });
+    expect(h.errors.filter((e) => e instanceof StaleLeaseError)).toEqual([]);
+  });
+
+  it('a non-idempotent provider task whose submit succeeded: SUBMITTED with its external id, polled to SUCCEEDED, never SUBMIT_UNKNOWN', async () => {
+    const { store, proxy } = await stores.open(kind, { proxy: true });
+    const dropped = proxy!.dropAfter(RENEWAL[kind]!());
+    let submits = 0;
+    let aborted = false;
+    const h = harness(
+      store,
+      {
+        submit: async ({ signal }) => {
+          submits++;
+          await Promise.race([h.renewedAfterDrop, abortOf(signal)]);
+          aborted ||= signal.aborted;
+          signal.throwIfAborted();
+          return 'ext-1';
+        },
+        poll: () => ({ done: true, result: 'provider done' }),
+      },
+      false,
+      dropped,
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.worker.start();
+    const end = await ended;
+    await h.worker.stop();
+    expect(h.refusals.some((e) => e instanceof StaleLeaseError)).toBe(true);
+    expect({ submits, aborted, to: end.to }).toEqual({ submits: 1, aborted: false, to: TaskStatus.SUCCEEDED });
+    const final = (await store.get(t.id)) as Task;
+    expect(final).toMatchObject({ status: TaskStatus.SUCCEEDED, externalId: 'ext-1', result: 'provider done', attempts: 0, nextPollAt: null });
+  });
+});
