@@ -1,0 +1,210 @@
+/**
+ * DESIGN §4: timeoutMs is an overall deadline, also for a running handler. At deadlineAt (store
+ * clock) the handler's AbortSignal fires (reason DeadlinePassedError), a late result is
+ * discarded, the task ends TIMED_OUT; a provider task stops polling and its handler's cancel
+ * hook is called once with the external id, by whoever finalises it (the worker holding its
+ * lease, or the recovery sweep when the deadline passes between polls).
+ * Handlers here are slow on purpose (they sleep far past the deadline unless aborted); nothing
+ * asserts on time.
+ */
+import {
+  DeadlinePassedError,
+  isTerminal,
+  PriorityQueue,
+  TaskEvents,
+  TaskStatus,
+  TaskTypeRegistry,
+  Worker,
+  type TaskEvent,
+  type TaskHandler,
+  type TaskStore,
+  type TaskTypeOptions,
+  type WorkerOptions,
+} from 'nestjs-priority-queue/core';
+import { RealStores, type StoreKind } from './support/real-stores';
+
+jest.setTimeout(120_000);
+
+const stores = new RealStores();
+afterAll(() => stores.closeAll());
+
+/** Far past every deadline below: a handler still running then was not aborted. */
+const SLOW_MS = 3000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function abortOf(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+}
+
+function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions, workers = 1, workerOpts: Partial<WorkerOptions> = {}) {
+  const registry = new TaskTypeRegistry();
+  registry.register('job', { pollIntervalMs: 20, ...options }, handler, 'TestHandler');
+  const events = new TaskEvents();
+  const errors: unknown[] = [];
+  const queue = new PriorityQueue({ store, registry, events });
+  const all = Array.from(
+    { length: workers },
+    () => new Worker({ store, registry, events, concurrency: 2, leaseMs: 5000, recoverEveryMs: 100, idlePollMs: 50, onError: (e) => errors.push(e), ...workerOpts }),
+  );
+  const ended = (id: string) => new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === id && isTerminal(e.to) && resolve(e)));
+  const start = () => Promise.all(all.map((w) => w.start()));
+  const stop = async () => {
+    await Promise.all(all.map((w) => w.whenIdle()));
+    await Promise.all(all.map((w) => w.stop()));
+  };
+  return { queue, workers: all, errors, ended, start, stop };
+}
+
+describe.each(['memory', 'redis', 'postgres', 'mariadb'] as StoreKind[])('Worker deadlines on %s', (kind) => {
+  it('a one-shot handler still running at its deadline is aborted and the task ends TIMED_OUT (a failed attempt); its late result is discarded', async () => {
+    const { store } = await stores.open(kind);
+    const seen = { runs: 0, reason: undefined as unknown };
+    const h = setup(
+      store,
+      {
+        run: async ({ signal }) => {
+          seen.runs++;
+          await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
+          seen.reason = signal.reason;
+          return 'late result'; // returned after the abort: must not be written
+        },
+      },
+      { timeoutMs: 400 },
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.start();
+    const end = await ended;
+    await h.stop();
+    expect({ to: end.to, from: end.from, runs: seen.runs }).toEqual({ to: TaskStatus.TIMED_OUT, from: TaskStatus.SUBMITTING, runs: 1 });
+    expect(seen.reason).toBeInstanceOf(DeadlinePassedError);
+    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, result: null, attempts: 1, leaseId: null, error: 'deadline passed' });
+    expect(h.errors).toEqual([]);
+  });
+
+  it('a provider task whose deadline passes between polls: the recovery sweep times it out and its cancel hook is called once (two workers sweeping)', async () => {
+    const { store } = await stores.open(kind);
+    const cancelled: string[] = [];
+    let polls = 0;
+    const h = setup(
+      store,
+      {
+        submit: () => 'ext-between',
+        poll: () => {
+          polls++;
+          return { done: false, nextPollMs: 60_000 };
+        },
+        cancel: ({ externalId }) => {
+          cancelled.push(externalId);
+        },
+      },
+      { timeoutMs: 600 },
+      2,
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.start();
+    const end = await ended;
+    await h.stop();
+    expect(end.to).toBe(TaskStatus.TIMED_OUT);
+    expect(polls).toBeGreaterThanOrEqual(1);
+    expect(cancelled).toEqual(['ext-between']);
+    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, externalId: 'ext-between', nextPollAt: null, leaseId: null });
+    expect(h.errors).toEqual([]);
+  });
+});
+
+describe.each(['memory', 'redis'] as StoreKind[])('Worker deadlines on %s, provider tasks and prefetch', (kind) => {
+  it('a poll still running at the deadline is aborted: TIMED_OUT, no more polls, the cancel hook gets the external id once', async () => {
+    const { store } = await stores.open(kind);
+    const cancelled: string[] = [];
+    let polls = 0;
+    let reason: unknown;
+    const h = setup(
+      store,
+      {
+        submit: () => 'ext-poll',
+        poll: async ({ signal }) => {
+          polls++;
+          await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
+          reason = signal.reason;
+          return { done: true, result: 'late' };
+        },
+        cancel: ({ externalId }) => {
+          cancelled.push(externalId);
+        },
+      },
+      { timeoutMs: 500 },
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.start();
+    const end = await ended;
+    await h.stop();
+    expect({ to: end.to, polls, cancelled }).toEqual({ to: TaskStatus.TIMED_OUT, polls: 1, cancelled: ['ext-poll'] });
+    expect(reason).toBeInstanceOf(DeadlinePassedError);
+    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, externalId: 'ext-poll', result: null, nextPollAt: null, attempts: 0 });
+  });
+
+  it('a submit() that returns its external id after the deadline: TIMED_OUT at the deadline, then the cancel hook gets that id', async () => {
+    const { store } = await stores.open(kind);
+    const cancelled: string[] = [];
+    let ended!: Promise<TaskEvent>;
+    const h = setup(
+      store,
+      {
+        submit: async () => {
+          await Promise.race([ended, sleep(SLOW_MS)]); // ignores its signal: the provider answers after the task ended
+          return 'ext-late';
+        },
+        poll: () => ({ done: true }),
+        cancel: ({ externalId }) => {
+          cancelled.push(externalId);
+        },
+      },
+      { timeoutMs: 400 },
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    ended = h.ended(t.id);
+    await h.start();
+    const end = await ended;
+    await h.stop();
+    expect(end.to).toBe(TaskStatus.TIMED_OUT);
+    expect(cancelled).toEqual(['ext-late']);
+    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, externalId: null, attempts: 1 });
+  });
+
+  it('a prefetched task whose deadline passes while it waits for a slot ends TIMED_OUT without its handler running', async () => {
+    const { store } = await stores.open(kind);
+    const ran: string[] = [];
+    const h = setup(
+      store,
+      {
+        run: async ({ payload }) => {
+          const p = payload as { name: string };
+          ran.push(p.name);
+          if (p.name === 'long') await sleep(1500);
+          return p.name;
+        },
+      },
+      {},
+      1,
+      { concurrency: 1, prefetch: 1 },
+    );
+    const [long, short] = await h.queue.submitMany([
+      { type: 'job', priority: 1, payload: { name: 'long' } },
+      { type: 'job', payload: { name: 'short' }, timeoutMs: 300 },
+    ]);
+    const endedShort = h.ended(short.id);
+    const endedLong = h.ended(long.id);
+    await h.start();
+    const [a, b] = await Promise.all([endedLong, endedShort]);
+    await h.stop();
+    expect([a.to, b.to]).toEqual([TaskStatus.SUCCEEDED, TaskStatus.TIMED_OUT]);
+    expect(ran).toEqual(['long']);
+    expect(await store.get(short.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, attempts: 0 });
+  });
+});
