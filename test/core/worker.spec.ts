@@ -68,6 +68,7 @@ describe('Worker', () => {
     expect(cur.status).toBe(TaskStatus.FAILED);
     expect(cur.error).toBe('boom 3');
     expect(calls).toBe(3);
+    expect(cur.attempts).toBe(3); // every failed attempt counts, the last one too
   });
 
   it('a non-idempotent submit error becomes SUBMIT_UNKNOWN, unless the provider never saw it', async () => {
@@ -87,6 +88,7 @@ describe('Worker', () => {
     cur = (await queue.get(t.id))!;
     expect(cur.status).toBe(TaskStatus.SUBMIT_UNKNOWN);
     expect(cur.error).toBe('socket hang up');
+    expect(cur.attempts).toBe(2); // the NotSubmittedError retry and the unknown outcome
   });
 
   it('a PermanentError fails at once', async () => {
