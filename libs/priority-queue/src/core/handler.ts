@@ -8,7 +8,10 @@ export interface TaskTypeOptions {
   idempotent?: boolean;
   /** Submit attempts before FAILED (default 5). */
   maxAttempts?: number;
-  /** Default overall deadline of a task of this type; none by default. */
+  /**
+   * Default overall deadline of a task of this type (waiting, submitting, polling); none by
+   * default. A handler still running at the deadline is aborted and the task ends TIMED_OUT.
+   */
   timeoutMs?: number;
   /** Default priority when the submit gives none (default 0). */
   defaultPriority?: number;
@@ -23,7 +26,11 @@ export interface TaskTypeOptions {
 export interface HandlerContext<P = unknown> {
   task: Task<P>;
   payload: P;
-  /** Aborted when the lease is lost or the worker shuts down past its grace period. */
+  /**
+   * Aborted when the lease is lost, when the task's deadline passes (reason: a
+   * DeadlinePassedError; the task ends TIMED_OUT and whatever the handler returns later is
+   * discarded), or when the worker shuts down past its grace period.
+   */
   signal: AbortSignal;
 }
 
@@ -39,7 +46,8 @@ export type PollResult<R = unknown> =
 /**
  * A handler is either one-shot (`run`) or a provider handler (`submit` + `poll`, optional
  * `cancel`). Errors: throw NotSubmittedError when the provider surely did not see a submit,
- * PermanentError when retrying cannot help.
+ * PermanentError when retrying cannot help. `cancel` is called once with the external id when a
+ * job the provider accepted is not wanted any more: a cancel request, or the task's deadline.
  */
 export interface TaskHandler<P = unknown, R = unknown> {
   run?(ctx: HandlerContext<P>): Promise<R> | R;

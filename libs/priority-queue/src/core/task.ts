@@ -72,7 +72,10 @@ export interface Task<P = unknown, R = unknown> {
   status: TaskStatus;
   /** Bumped by every state change; part of the fence of a lease holder. */
   version: number;
-  /** Failed submit attempts so far (handler error or expired submit lease). */
+  /**
+   * Failed submit attempts so far, the last one too (handler error, PermanentError, unknown
+   * outcome, expired submit lease, deadline during the submit).
+   */
   attempts: number;
   maxAttempts: number;
   /** Whether submitting twice is harmless; decides recovery of an expired submit lease. */
@@ -84,7 +87,7 @@ export interface Task<P = unknown, R = unknown> {
   result: R | null;
   error: string | null;
   externalId: string | null;
-  /** When a SUBMITTED / RUNNING task is next due for a poll. */
+  /** When a SUBMITTED / RUNNING task is next due for a poll; null once terminal. */
   nextPollAt: number | null;
   /** Consecutive poll errors (drives the poll back-off); reset by a successful poll. */
   pollErrors: number;
