@@ -2,6 +2,7 @@ import { backoffDelay } from './backoff';
 import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
+import { cancelAtProvider } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
 import type { TaskStore } from './task-store.port';
 import { fenceOf, TaskStatus, type Fence, type Task } from './task';
@@ -369,28 +370,6 @@ export class TaskRun {
     this.task = current;
     this.fence = fenceOf(current);
     return true;
-  }
-}
-
-/**
- * Asks the provider to drop a job it accepted, through the cancel hook of the task's handler
- * (when this process has the handler and the handler has the hook); a hook's error goes to
- * onError. Used for cancel requests, for tasks that time out under a worker's lease, and by the
- * worker's recovery sweep for the provider tasks it times out.
- */
-export async function cancelAtProvider(
-  registry: TaskTypeRegistry,
-  task: Task,
-  externalId: string | null,
-  onError: (error: unknown) => void,
-  signal: AbortSignal = new AbortController().signal,
-): Promise<void> {
-  const handler = registry.get(task.type)?.handler;
-  if (!handler?.cancel || externalId === null) return;
-  try {
-    await handler.cancel({ task, payload: task.payload, signal, externalId });
-  } catch (e) {
-    onError(e);
   }
 }
 

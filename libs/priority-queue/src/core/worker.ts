@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TaskEvents } from './events';
+import { SweepCancels } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
-import { cancelAtProvider, TaskRun, type TaskRunContext } from './task-run';
+import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
 import { NodeTimerHost, type TimerHost } from './timers';
@@ -64,7 +65,8 @@ interface ActiveRun {
 
 /**
  * The worker loop (DESIGN §4): claims batches, runs handlers with bounded concurrency, renews
- * leases, retries with back-off, polls provider tasks, recovers expired leases, stops gracefully.
+ * leases, enforces deadlines, retries with back-off, polls provider tasks, recovers expired
+ * leases, stops gracefully.
  * Framework-free; the Nest orchestrator creates one per process and hands it a TimerHost.
  */
 export class Worker {
@@ -117,8 +119,8 @@ export class Worker {
    */
   private clockOffset = 0;
   private clockSynced = false;
-  /** Provider cancel hooks the recovery sweep started and that have not returned. */
-  private readonly hooks = new Set<Promise<void>>();
+  /** Provider cancel hooks of the tasks the recovery sweep timed out between polls. */
+  private readonly sweepCancels: SweepCancels;
   private recovering = false;
   /** One timer renews the leases of all running handlers; it exists while runs are active. */
   private renewTimer: NodeJS.Timeout | null = null;
@@ -142,6 +144,7 @@ export class Worker {
     this.timers = options.timers ?? new NodeTimerHost();
     this.random = options.random ?? Math.random;
     this.onError = options.onError ?? (() => undefined);
+    this.sweepCancels = new SweepCancels(this.registry, this.onError);
     this.runContext = {
       store: this.store,
       registry: this.registry,
@@ -242,11 +245,8 @@ export class Worker {
   }
 
   /**
-   * Runs recoverExpired once (also on a timer after start()). A provider task it times out
-   * from SUBMITTED / RUNNING (its deadline passed between polls) is cancelled at the provider
-   * here, through its handler's cancel hook: only the sweep that made the transition reports
-   * it, so the hook is called once (not at all when this process has no handler for the type,
-   * or stops first).
+   * Runs recoverExpired once (also on a timer after start()); calls the provider's cancel hook
+   * of the tasks it times out between polls (SweepCancels).
    */
   async sweep(): Promise<number> {
     if (this.recovering || this.stopping) return 0;
@@ -255,13 +255,7 @@ export class Worker {
       await this.syncClock();
       const transitions = await this.store.recoverExpired(1000);
       this.events.emitTransitions(transitions);
-      for (const { task, from, to } of transitions) {
-        if (to === TaskStatus.TIMED_OUT && (from === TaskStatus.SUBMITTED || from === TaskStatus.RUNNING)) {
-          const hook = cancelAtProvider(this.registry, task, task.externalId, this.onError);
-          this.hooks.add(hook);
-          void hook.finally(() => this.hooks.delete(hook));
-        }
-      }
+      this.sweepCancels.afterSweep(transitions);
       if (transitions.length) this.wake();
       return transitions.length;
     } catch (e) {
@@ -274,8 +268,8 @@ export class Worker {
 
   /** Resolves when no handler call (cancel hooks of the sweep included) is in progress. */
   async whenIdle(): Promise<void> {
-    while (this.active.size > 0 || this.hooks.size > 0) {
-      await Promise.all([...[...this.active.values()].map((r) => r.done), ...this.hooks]);
+    while (this.active.size > 0 || this.sweepCancels.size > 0) {
+      await Promise.all([...[...this.active.values()].map((r) => r.done), this.sweepCancels.idle()]);
     }
   }
 
