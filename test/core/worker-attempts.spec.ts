@@ -5,7 +5,6 @@
  * attempts too (an expired submit lease: the contract's attempts cases).
  */
 import {
-  isTerminal,
   NotSubmittedError,
   PermanentError,
   PriorityQueue,
@@ -13,12 +12,12 @@ import {
   TaskStatus,
   TaskTypeRegistry,
   Worker,
-  type TaskEvent,
   type TaskHandler,
   type TaskStore,
   type TaskTypeOptions,
 } from 'nestjs-priority-queue/core';
 import { RealStores, type StoreKind } from './support/real-stores';
+import { ended } from './support/run-helpers';
 
 jest.setTimeout(120_000);
 
@@ -34,9 +33,9 @@ async function runToEnd(store: TaskStore, handler: TaskHandler, options: TaskTyp
   const queue = new PriorityQueue({ store, registry, events });
   const worker = new Worker({ store, registry, events, leaseMs, recoverEveryMs: 50, idlePollMs: 20, onError: (e) => errors.push(e) });
   const t = await queue.submit({ type: 'job' });
-  const ended = new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === t.id && isTerminal(e.to) && resolve(e)));
+  const end$ = ended(events, t.id);
   await worker.start();
-  const end = await ended;
+  const end = await end$;
   await worker.stop();
   expect(errors).toEqual([]);
   return { end, task: (await store.get(t.id))! };

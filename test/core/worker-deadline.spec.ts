@@ -9,7 +9,6 @@
  */
 import {
   DeadlinePassedError,
-  isTerminal,
   PriorityQueue,
   TaskEvents,
   TaskStatus,
@@ -22,6 +21,7 @@ import {
   type WorkerOptions,
 } from 'nestjs-priority-queue/core';
 import { RealStores, type StoreKind } from './support/real-stores';
+import { abortOf, ended, sleep } from './support/run-helpers';
 
 jest.setTimeout(120_000);
 
@@ -30,14 +30,6 @@ afterAll(() => stores.closeAll());
 
 /** Far past every deadline below: a handler still running then was not aborted. */
 const SLOW_MS = 3000;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function abortOf(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
-}
 
 function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions, workers = 1, workerOpts: Partial<WorkerOptions> = {}) {
   const registry = new TaskTypeRegistry();
@@ -49,13 +41,12 @@ function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions,
     { length: workers },
     () => new Worker({ store, registry, events, concurrency: 2, leaseMs: 5000, recoverEveryMs: 100, idlePollMs: 50, onError: (e) => errors.push(e), ...workerOpts }),
   );
-  const ended = (id: string) => new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === id && isTerminal(e.to) && resolve(e)));
   const start = () => Promise.all(all.map((w) => w.start()));
   const stop = async () => {
     await Promise.all(all.map((w) => w.whenIdle()));
     await Promise.all(all.map((w) => w.stop()));
   };
-  return { queue, workers: all, errors, ended, start, stop };
+  return { queue, workers: all, errors, ended: (id: string) => ended(events, id), start, stop };
 }
 
 describe.each(['memory', 'redis', 'postgres', 'mariadb'] as StoreKind[])('Worker deadlines on %s', (kind) => {

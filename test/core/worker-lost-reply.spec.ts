@@ -10,7 +10,6 @@
  * once, the task ends as the handler said, and its signal never fired.
  */
 import {
-  isTerminal,
   PriorityQueue,
   StaleLeaseError,
   TaskEvents,
@@ -25,6 +24,7 @@ import {
 import { luaScripts } from 'nestjs-priority-queue/stores/redis/scripts';
 import type { ChunkMatch } from '../support/tcp-proxy';
 import { RealStores, type StoreKind } from './support/real-stores';
+import { abortOf, ended, watchRenewals } from './support/run-helpers';
 
 jest.setTimeout(120_000);
 
@@ -56,40 +56,29 @@ const RENEWAL: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
 const LEASE_MS = 1200;
 
 /**
- * A worker on `store` whose renewals are watched: resolves `renewedAfterDrop` at the first
- * renewal that succeeds after the proxy dropped the connection, and records refusals.
+ * A worker on `store` whose renewals are watched: `renewedAfterDrop` resolves at the first
+ * renewal that succeeds after the proxy dropped the connection; `refusals` lists refusals.
  */
 function harness(store: TaskStore, handler: TaskHandler, idempotent: boolean, dropped: Promise<void>) {
   const registry = new TaskTypeRegistry();
   registry.register('job', { idempotent, pollIntervalMs: 20, maxAttempts: 5 }, handler, 'TestHandler');
   const events = new TaskEvents();
   const errors: unknown[] = [];
-  const refusals: unknown[] = [];
   let isDropped = false;
   void dropped.then(() => (isDropped = true));
-  let renewed!: () => void;
-  const renewedAfterDrop = new Promise<void>((r) => (renewed = r));
-  const renew = store.renewLease.bind(store);
-  store.renewLease = async (fence, leaseMs) => {
-    try {
-      const t = await renew(fence, leaseMs);
-      if (isDropped) renewed();
-      return t;
-    } catch (e) {
-      refusals.push(e);
-      throw e;
-    }
-  };
+  const renewals = watchRenewals(store, () => isDropped);
   const queue = new PriorityQueue({ store, registry, events });
   const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => errors.push(e) });
-  const ended = (id: string) =>
-    new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === id && isTerminal(e.to) && resolve(e)));
-  return { queue, worker, errors, refusals, renewedAfterDrop, ended };
-}
-
-/** Resolves when `signal` fires. */
-function abortOf(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+  /** Submits one task, runs the worker until the task is terminal; its terminal event. */
+  const runOne = async (): Promise<{ id: string; end: TaskEvent }> => {
+    const t = await queue.submit({ type: 'job' });
+    const end = ended(events, t.id);
+    await worker.start();
+    const e = await end;
+    await worker.stop();
+    return { id: t.id, end: e };
+  };
+  return { runOne, errors, refusals: renewals.refused, renewedAfterDrop: renewals.renewedAfter };
 }
 
 describe.each(['redis', 'postgres', 'mariadb'] as const)('Worker, lost renewal reply on %s', (kind) => {
@@ -113,15 +102,11 @@ describe.each(['redis', 'postgres', 'mariadb'] as const)('Worker, lost renewal r
       true,
       dropped,
     );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.worker.start();
-    const end = await ended;
-    await h.worker.stop();
+    const { id, end } = await h.runOne();
     await dropped;
     expect(h.refusals.some((e) => e instanceof StaleLeaseError)).toBe(true); // the fault did happen
     expect({ runs, aborted, to: end.to }).toEqual({ runs: 1, aborted: false, to: TaskStatus.SUCCEEDED });
-    expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { runs: 1 }, attempts: 0 });
+    expect(await store.get(id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { runs: 1 }, attempts: 0 });
     expect(h.errors.filter((e) => e instanceof StaleLeaseError)).toEqual([]);
   });
 
@@ -145,14 +130,10 @@ describe.each(['redis', 'postgres', 'mariadb'] as const)('Worker, lost renewal r
       false,
       dropped,
     );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.worker.start();
-    const end = await ended;
-    await h.worker.stop();
+    const { id, end } = await h.runOne();
     expect(h.refusals.some((e) => e instanceof StaleLeaseError)).toBe(true);
     expect({ submits, aborted, to: end.to }).toEqual({ submits: 1, aborted: false, to: TaskStatus.SUCCEEDED });
-    const final = (await store.get(t.id)) as Task;
+    const final = (await store.get(id)) as Task;
     expect(final).toMatchObject({ status: TaskStatus.SUCCEEDED, externalId: 'ext-1', result: 'provider done', attempts: 0, nextPollAt: null });
   });
 });

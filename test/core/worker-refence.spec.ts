@@ -6,7 +6,6 @@
  * still aborts the handler and drops its outcome.
  */
 import {
-  isTerminal,
   ManualClock,
   PriorityQueue,
   StaleLeaseError,
@@ -14,40 +13,16 @@ import {
   TaskStatus,
   TaskTypeRegistry,
   Worker,
-  type TaskEvent,
   type TaskHandler,
-  type TaskStore,
 } from 'nestjs-priority-queue/core';
 import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
 import { RealStores } from './support/real-stores';
+import { abortOf, ended, watchRenewals } from './support/run-helpers';
 
 jest.setTimeout(120_000);
 
 const stores = new RealStores();
 afterAll(() => stores.closeAll());
-
-function abortOf(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
-}
-
-/** Resolves at the first renewal that succeeds once `after()` is true; counts refusals. */
-function watchRenewals(store: TaskStore, after: () => boolean) {
-  const refused: unknown[] = [];
-  let renewed!: () => void;
-  const renewedAfter = new Promise<void>((r) => (renewed = r));
-  const renew = store.renewLease.bind(store);
-  store.renewLease = async (fence, leaseMs) => {
-    try {
-      const t = await renew(fence, leaseMs);
-      if (after()) renewed();
-      return t;
-    } catch (e) {
-      refused.push(e);
-      throw e;
-    }
-  };
-  return { refused, renewedAfter };
-}
 
 describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Worker on %s: cancel() while a slow submit() runs', (kind) => {
   it('keeps the external id the provider gave, then calls the cancel hook with it: CANCELED, the submit neither aborted nor repeated', async () => {
@@ -82,13 +57,13 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Wo
     const queue = new PriorityQueue({ store, registry, events });
     const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: 900, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => errors.push(e) });
     const t = await queue.submit({ type: 'job' });
-    const ended = new Promise<TaskEvent>((resolve) => events.on((e) => e.taskId === t.id && isTerminal(e.to) && resolve(e)));
+    const end$ = ended(events, t.id);
     await worker.start();
     await submitStarted;
     const requested = await queue.cancel(t.id);
     expect(requested).toMatchObject({ status: TaskStatus.SUBMITTING, cancelRequested: true });
     cancelRequested = true;
-    const end = await ended;
+    const end = await end$;
     await worker.stop();
     expect(renewals.refused.some((e) => e instanceof StaleLeaseError)).toBe(true); // a renewal did meet the moved version
     expect({ to: end.to, ...calls }).toEqual({ to: TaskStatus.CANCELED, submit: 1, poll: 0, aborted: false, cancelled: ['ext-7'] });
