@@ -140,10 +140,9 @@ export class TaskRun {
    * more. A store error is reported, and the next renewal tries again.
    */
   renewIfDue(now: number): void {
-    const { store, leaseMs } = this.ctx;
-    if (this.lost || this.renewedAt === null || now - this.renewedAt < leaseMs / 3) return;
+    if (this.lost || this.renewedAt === null || now - this.renewedAt < this.ctx.leaseMs / 3) return;
     this.renewedAt = now;
-    this.fenced((f) => store.renewLease(f, leaseMs)).then(
+    this.renew().then(
       (t) => {
         if (this.lost || this.renewedAt === null) return; // an outcome's write fences itself
         if (t) {
@@ -175,7 +174,7 @@ export class TaskRun {
     return entry?.handler ? { handler: entry.handler, type: entry.resolved } : null;
   }
 
-  private async submit(): Promise<void> {
+  private async submit(): Promise<unknown> {
     const { store } = this.ctx;
     const found = this.handler();
     if (!found) {
@@ -209,7 +208,7 @@ export class TaskRun {
    * DESIGN §4: retry with back-off, SUBMIT_UNKNOWN for a non-idempotent submit, FAILED at the
    * end. Each is a failed attempt: a terminal outcome counts it in its complete().
    */
-  private async submitFailed(type: ResolvedTaskType, error: unknown): Promise<void> {
+  private async submitFailed(type: ResolvedTaskType, error: unknown): Promise<unknown> {
     if (this.lost || this.settled) return;
     const { store } = this.ctx;
     const message = errorMessage(error);
@@ -228,7 +227,7 @@ export class TaskRun {
     await this.finish((f) => store.retry(f, { delayMs, error: message }));
   }
 
-  private async poll(): Promise<void> {
+  private async poll(): Promise<unknown> {
     const { store } = this.ctx;
     const task = this.task;
     const waiting = task.status === TaskStatus.RUNNING ? TaskStatus.RUNNING : TaskStatus.SUBMITTED;
@@ -302,17 +301,17 @@ export class TaskRun {
    * The handler's outcome: written unless another outcome already is (the deadline passed, or
    * the worker handed the task back). Frees the worker's handler slot at once.
    */
-  private async finish(op: (fence: Fence) => Promise<Task>): Promise<void> {
-    if (this.settled) return;
+  private finish(op: (fence: Fence) => Promise<Task>): Promise<unknown> {
+    if (this.settled) return Promise.resolve();
     this.settled = true;
     this.renewedAt = null;
     this.ctx.handlerDone?.(this);
-    await this.write(op);
+    return this.write(op);
   }
 
   /**
-   * A fenced write of an outcome; emits its transition. A StaleLeaseError goes through
-   * fenced(); a lease that is not ours any more drops the write. Any other store failure (not a
+   * A fenced write of an outcome; emits its transition. A refusal goes through afterRefusal();
+   * a lease that is not ours any more drops the write. Any other store failure (not a
    * PriorityQueueError) is retried after 50, 250 and 1000 ms, within leaseMs / 3 in all; then it
    * goes to onError and the lease's expiry hands the task to recovery. Returns the task as
    * written, or null when nothing was written.
@@ -320,12 +319,15 @@ export class TaskRun {
   private async write(op: (fence: Fence) => Promise<Task>): Promise<Task | null> {
     const from = this.task.status;
     let waited = 0;
-    for (let failure = 0; ; ) {
+    for (let failure = 0, refences = 0; ; ) {
       try {
-        const t = await this.fenced(op);
-        if (t && t.status !== from) this.ctx.events.emit(t, from);
+        const t = await op(this.fence);
+        if (t.status !== from) this.ctx.events.emit(t, from);
         return t;
       } catch (e) {
+        const next = await this.afterRefusal(e, refences++);
+        if (next === 'again') continue;
+        if (next === 'lost') return null;
         // Not the queue's own verdict (a dropped connection, a deadlock past the store's own
         // retries): the outcome is written again a few times rather than lost, which would run
         // the task again once its lease expired. The lease was renewed at most leaseMs / 3 ago
@@ -341,21 +343,31 @@ export class TaskRun {
     }
   }
 
-  /**
-   * One fenced store call under the re-fence rule: a StaleLeaseError while refence() finds the
-   * lease still ours sends the call again with the current version. Resolves with the call's
-   * task, or null once the lease is not ours (nothing written); rejects with any other error
-   * (and with the StaleLeaseError after MAX_REFENCES moves of the version).
-   */
-  private async fenced(op: (fence: Fence) => Promise<Task>): Promise<Task | null> {
+  /** A lease renewal under the re-fence rule: the task as renewed, or null once the lease is not ours. */
+  private async renew(): Promise<Task | null> {
+    const { store, leaseMs } = this.ctx;
     for (let refences = 0; ; refences++) {
       try {
-        return await op(this.fence);
+        return await store.renewLease(this.fence, leaseMs);
       } catch (e) {
-        if (!(e instanceof StaleLeaseError) || refences >= MAX_REFENCES) throw e;
-        if (this.lost || !(await this.refence())) return null;
+        const next = await this.afterRefusal(e, refences);
+        if (next === 'again') continue;
+        if (next === 'lost') return null;
+        throw e;
       }
     }
+  }
+
+  /**
+   * The re-fence rule of every fenced call (renewals and writes), after it failed with `e`:
+   * 'again' when it was refused with StaleLeaseError while refence() finds the lease still ours
+   * (send it again with the current fence), 'lost' when the lease is not ours any more (nothing
+   * written), 'error' for any other failure (and a refusal after MAX_REFENCES moves of the
+   * version).
+   */
+  private async afterRefusal(e: unknown, refences: number): Promise<'again' | 'lost' | 'error'> {
+    if (!(e instanceof StaleLeaseError) || refences >= MAX_REFENCES) return 'error';
+    return !this.lost && (await this.refence()) ? 'again' : 'lost';
   }
 
   /**
