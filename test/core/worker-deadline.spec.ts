@@ -49,7 +49,7 @@ function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions,
   return { queue, workers: all, errors, ended: (id: string) => ended(events, id), start, stop };
 }
 
-describe.each(['memory', 'redis', 'postgres', 'mariadb'] as StoreKind[])('Worker deadlines on %s', (kind) => {
+describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreKind[])('Worker deadlines on %s', (kind) => {
   it('a one-shot handler still running at its deadline is aborted and the task ends TIMED_OUT (a failed attempt); its late result is discarded', async () => {
     const { store } = await stores.open(kind);
     const seen = { runs: 0, reason: undefined as unknown };
