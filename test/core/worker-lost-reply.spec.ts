@@ -53,7 +53,8 @@ const RENEWAL: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
   mariadb: () => [(c) => c.includes('SET lease_until'), (c) => c.toString('latin1').endsWith('\x03COMMIT')],
 };
 
-const LEASE_MS = 1200;
+/** Renewals every 800 ms: a loaded machine still renews well within the lease. */
+const LEASE_MS = 2400;
 
 /**
  * A worker on `store` whose renewals are watched: `renewedAfterDrop` resolves at the first

@@ -55,7 +55,7 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Wo
     const events = new TaskEvents();
     const errors: unknown[] = [];
     const queue = new PriorityQueue({ store, registry, events });
-    const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: 900, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => errors.push(e) });
+    const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: 2400, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => errors.push(e) });
     const t = await queue.submit({ type: 'job' });
     const end$ = ended(events, t.id);
     await worker.start();
