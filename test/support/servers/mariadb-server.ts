@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinary, findBinary, freePort, LOOPBACK, spawnServer, stopProcess, tempDir, waitForPort } from './common';
 import type { SqlServerHandle } from './postgres-server';
@@ -18,12 +18,17 @@ export async function startMariaDbServer(): Promise<SqlServerHandle> {
   const dir = tempDir('pq-mariadb-');
   const data = join(dir.path, 'data');
   const socket = join(dir.path, 'mysqld.sock');
+  // a private tmpdir: parallel bootstraps sharing /tmp clashed on their temp tables
+  // ("Unknown table 'mysql.tmp_proxies_priv'")
+  const tmp = join(dir.path, 'tmp');
+  mkdirSync(tmp);
   const user = 'pq';
   const password = 'pq';
   const database = 'pq';
   execFileSync(installDb, [
     '--no-defaults',
     `--datadir=${data}`,
+    `--tmpdir=${tmp}`,
     '--user=root',
     '--auth-root-authentication-method=normal',
     '--skip-test-db',
@@ -46,6 +51,7 @@ export async function startMariaDbServer(): Promise<SqlServerHandle> {
     '--no-defaults',
     `--datadir=${data}`,
     `--socket=${socket}`,
+    `--tmpdir=${tmp}`,
     `--pid-file=${join(dir.path, 'mysqld.pid')}`,
     `--port=${port}`,
     `--bind-address=${LOOPBACK}`,
