@@ -106,9 +106,10 @@ export class RedisTaskStore implements TaskStore {
   async init(): Promise<void> {
     this.assertOpen();
     this.initialized ??= (async () => {
-      await loadScripts(this.connection);
       if (this.keys.legacyBase !== null) await this.refuseLegacyKeySpace(this.keys.legacyBase);
+      // init first: a Cluster client knows its masters only once connected (loadScripts needs them)
       const recorded = Number(await this.raw('init', [KEY_LAYOUT]));
+      await loadScripts(this.connection);
       if (recorded !== this.agingIntervalMs) {
         throw new ValidationError(Messages.agingMismatch(this.keys.base, recorded, this.agingIntervalMs));
       }
@@ -135,8 +136,7 @@ export class RedisTaskStore implements TaskStore {
   async now(): Promise<number> {
     this.assertOpen();
     if (this.clock) return this.clock.now();
-    const [s, us] = (await this.connection.call('TIME')) as [string, string];
-    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    return Number(await this.raw('time', []));
   }
 
   async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {

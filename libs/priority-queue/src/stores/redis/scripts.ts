@@ -29,6 +29,7 @@ export const SCRIPT_NAMES = [
   'get_limits',
   'set_limits',
   'purge',
+  'time',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -125,9 +126,16 @@ export function luaScripts(): Record<ScriptName, LuaScript> {
   return out;
 }
 
-/** Loads every script into the server's script cache (optional: EVALSHA falls back anyway). */
+/**
+ * Loads every script into the script cache of the server, or of every master of a Redis Cluster
+ * (a keyless SCRIPT LOAD would reach one node only). Optional: EVALSHA falls back anyway, e.g.
+ * on a replica promoted after this ran.
+ */
 export async function loadScripts(conn: Redis | Cluster): Promise<void> {
-  await Promise.all(Object.values(luaScripts()).map((s) => conn.call('SCRIPT', ['LOAD', s.source])));
+  const masters = conn.isCluster ? (conn as Cluster).nodes('master') : [];
+  const nodes: Array<Redis | Cluster> = masters.length ? masters : [conn];
+  const sources = Object.values(luaScripts()).map((s) => s.source);
+  await Promise.all(nodes.flatMap((node) => sources.map((source) => node.call('SCRIPT', ['LOAD', source]))));
 }
 
 export async function runScript(
