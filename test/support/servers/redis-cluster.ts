@@ -33,16 +33,62 @@ export interface RedisClusterHandle {
   masters(): Promise<ClusterNode[]>;
   /** CLUSTER KEYSLOT of `key`, asked of the server. */
   keySlot(key: string): Promise<number>;
+  /** The replicas of a master (CLUSTER SLOTS). */
+  replicasOf(master: ClusterNode): Promise<ClusterNode[]>;
   /** SIGKILLs one node (no shutdown, no goodbye to the cluster). */
   kill(node: ClusterNode): Promise<void>;
-  /** Waits until every live node agrees the cluster is ok and `port`'s slots are served by a live master. */
+  /** Starts a killed node again with its config (it rejoins, as a replica if it was failed over). */
+  restart(node: ClusterNode): Promise<void>;
+  /**
+   * Waits until every live node reports cluster_state:ok with all slots, every slot map names
+   * only live masters, at least `masters` masters serve, and every replica's link is up.
+   */
   waitHealthy(timeoutMs?: number): Promise<void>;
+  /** The last output of every node (for error messages). */
+  logs(): string;
   /** An admin connection to one node (closed by stop()). */
   admin(node: ClusterNode): Redis;
   stop(): Promise<void>;
 }
 
 const key = (n: ClusterNode) => `${n.host}:${n.port}`;
+
+/**
+ * cluster-node-timeout while the cluster forms: a node pings every other node at least every
+ * half timeout, so roles spread in about a second instead of 7 s at Redis' default.
+ */
+const JOIN_NODE_TIMEOUT_MS = 1000;
+
+/** One line of CLUSTER NODES. */
+interface NodeView {
+  id: string;
+  /** host:port */
+  addr: string;
+  myself: boolean;
+  role: 'master' | 'slave';
+  /** Master id of a replica ('-' for a master). */
+  master: string;
+  /** Flagged fail or pfail. */
+  failing: boolean;
+}
+
+function parseNodes(text: string): NodeView[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, addr, flags, master] = line.split(' ');
+      const f = flags.split(',');
+      return {
+        id,
+        addr: addr.split('@')[0],
+        myself: f.includes('myself'),
+        role: f.includes('slave') ? 'slave' : 'master',
+        master,
+        failing: f.includes('fail') || f.includes('fail?'),
+      };
+    });
+}
 
 /** `count` distinct free loopback ports. */
 async function freePorts(count: number): Promise<number[]> {
@@ -97,16 +143,8 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
     let last = '';
     for (;;) {
       try {
-        const alive = live();
-        const infos = await Promise.all(alive.map((n) => admin(n).call('CLUSTER', 'INFO') as Promise<string>));
-        const field = (info: string, f: string) => new RegExp(`^${f}:(\\S+)`, 'm').exec(info)?.[1];
-        const repl = await Promise.all(alive.map((n) => admin(n).info('replication')));
-        const linksUp = repl.every((r) => !/^role:slave/m.test(r) || /^master_link_status:up/m.test(r));
-        const mastersUp = repl.filter((r) => /^role:master/m.test(r)).length;
-        last = infos.map((i) => `${field(i, 'cluster_state')}/${field(i, 'cluster_slots_ok')}`).join(' ') + ` links ${linksUp}`;
-        const ok = infos.every((i) => field(i, 'cluster_state') === 'ok' && field(i, 'cluster_slots_ok') === '16384');
-        const slotsLive = ok && (await servedByLive(alive));
-        if (ok && linksUp && mastersUp >= masters && slotsLive) return;
+        last = await unhealthy(live());
+        if (!last) return;
       } catch (e) {
         last = String(e);
       }
@@ -115,14 +153,36 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
     }
   };
 
-  /** Every node's slot map names only live masters. */
-  const servedByLive = async (alive: ClusterNode[]): Promise<boolean> => {
+  /** What is not healthy yet among the live nodes ('' when all is). */
+  const unhealthy = async (alive: ClusterNode[]): Promise<string> => {
     const liveKeys = new Set(alive.map(key));
     for (const n of alive) {
-      const slots = (await admin(n).call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>;
-      if (!slots.every(([, , m]) => liveKeys.has(`${m[0]}:${m[1]}`))) return false;
+      const info = (await admin(n).call('CLUSTER', 'INFO')) as string;
+      const field = (f: string) => new RegExp(`^${f}:(\\S+)`, 'm').exec(info)?.[1];
+      if (field('cluster_state') !== 'ok' || field('cluster_slots_ok') !== '16384') return `${key(n)}: ${field('cluster_state')}`;
+      // this node's slot map: only live masters; every other live node is a replica (checked below)
+      const map = (await admin(n).call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
+      const masterKeys = new Set(map.map((e) => `${e[2][0]}:${e[2][1]}`));
+      if (masterKeys.size < masters || ![...masterKeys].every((k) => liveKeys.has(k))) return `${key(n)} sees masters ${[...masterKeys]}`;
+      const repl = await admin(n).info('replication');
+      if (/^role:slave/m.test(repl) && !/^master_link_status:up/m.test(repl)) return `${key(n)}: replica link down`;
+      if (/^role:master/m.test(repl) && !masterKeys.has(key(n))) return `${key(n)}: a master without slots (not a replica yet)`;
     }
-    return true;
+    // every node knows every live node's role and master (gossip): a master ignores a failover
+    // request or vote of a replica it does not know as one of its own
+    const views = await Promise.all(alive.map(async (n) => parseNodes((await admin(n).call('CLUSTER', 'NODES')) as string)));
+    const truth = new Map(views.map((v, i) => [key(alive[i]), v.find((x) => x.myself)!]));
+    const idOf = new Map([...truth.values()].map((x) => [x.id, x.addr]));
+    for (const [i, view] of views.entries()) {
+      for (const x of view) {
+        const t = truth.get(x.addr);
+        if (!t) continue; // a dead node
+        if (x.role !== t.role || (t.role === 'slave' && idOf.get(x.master) !== idOf.get(t.master)) || x.failing) {
+          return `${key(alive[i])} sees ${x.addr} as ${x.role}${x.failing ? ' (failing)' : ''} of ${idOf.get(x.master) ?? '-'}`;
+        }
+      }
+    }
+    return '';
   };
 
   const slotMap = async (): Promise<Array<{ from: number; to: number; master: ClusterNode }>> => {
@@ -133,42 +193,45 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       .sort((a, b) => a.from - b.from);
   };
 
+  const args = new Map<string, string[]>();
+  const launch = async (node: ClusterNode): Promise<void> => {
+    const nodeDir = join(dir.path, String(node.port));
+    procs.set(key(node), spawnServer(bin, args.get(key(node))!, { cwd: nodeDir }));
+    await waitForPort(node.port, 20_000);
+  };
+
   try {
     for (let i = 0; i < total; i++) {
       const port = ports[2 * i];
-      const busPort = ports[2 * i + 1];
       const nodeDir = join(dir.path, String(port));
       mkdirSync(nodeDir);
       const node = { host: LOOPBACK, port };
       nodes.push(node);
-      procs.set(
-        key(node),
-        spawnServer(
-          bin,
-          [
-            '--port', String(port),
-            '--bind', LOOPBACK,
-            '--dir', nodeDir,
-            '--cluster-enabled', 'yes',
-            '--cluster-port', String(busPort),
-            '--cluster-config-file', 'nodes.conf',
-            '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 15_000),
-            '--cluster-announce-ip', LOOPBACK,
-            '--repl-diskless-sync-delay', '0',
-            '--save', '',
-            '--appendonly', 'no',
-            '--daemonize', 'no',
-            '--protected-mode', 'no',
-            '--loglevel', 'warning',
-            '--logfile', '',
-          ],
-          { cwd: nodeDir },
-        ),
-      );
+      args.set(key(node), [
+        '--port', String(port),
+        '--bind', LOOPBACK,
+        '--dir', nodeDir,
+        '--cluster-enabled', 'yes',
+        '--cluster-port', String(ports[2 * i + 1]),
+        '--cluster-config-file', 'nodes.conf',
+        '--cluster-node-timeout', String(JOIN_NODE_TIMEOUT_MS),
+        '--cluster-announce-ip', LOOPBACK,
+        '--repl-diskless-sync-delay', '0',
+        '--save', '',
+        '--appendonly', 'no',
+        '--daemonize', 'no',
+        '--protected-mode', 'no',
+        '--loglevel', 'notice',
+        '--logfile', '',
+      ]);
     }
-    await Promise.all(nodes.map((n) => waitForPort(n.port, 20_000)));
+    await Promise.all(nodes.map(launch));
     await run(cli, ['--cluster', 'create', ...nodes.map(key), '--cluster-replicas', String(replicas), '--cluster-yes'], 60_000);
     await waitHealthy();
+    // joined: from now on the timeout asked for (also for a node restarted later)
+    const nodeTimeout = String(opts.nodeTimeoutMs ?? 15_000);
+    await Promise.all(nodes.map((n) => admin(n).call('CONFIG', 'SET', 'cluster-node-timeout', nodeTimeout)));
+    for (const a of args.values()) a[a.indexOf('--cluster-node-timeout') + 1] = nodeTimeout;
   } catch (e) {
     const logs = [...procs.entries()].map(([k, p]) => `--- ${k}\n${p.output()}`).join('\n');
     await halt();
@@ -191,6 +254,16 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       if (!r) throw new Error(`slot ${slot} is not served`);
       return r.master;
     },
+    async replicasOf(master) {
+      // the master's own list (CLUSTER SLOTS names a replica only once its offset was gossiped)
+      const info = await admin(master).info('replication');
+      return [...info.matchAll(/^slave\d+:ip=([^,]+),port=(\d+),state=online/gm)].map((m) => ({ host: m[1], port: Number(m[2]) }));
+    },
+    async restart(node) {
+      const p = procs.get(key(node));
+      if (p && p.child.exitCode === null && p.child.signalCode === null) throw new Error(`${key(node)} is running`);
+      await launch(node);
+    },
     async keySlot(k) {
       return Number(await admin(live()[0]).call('CLUSTER', 'KEYSLOT', k));
     },
@@ -200,6 +273,9 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       admins.get(key(node))?.disconnect();
       admins.delete(key(node));
       await stopProcess(p.child, 'SIGKILL');
+    },
+    logs() {
+      return [...procs.entries()].map(([k, p]) => `--- ${k}\n${p.output()}`).join('\n');
     },
     async stop() {
       if (stopped) return;
