@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import { ManualClock, TaskStatus, fenceOf } from '../../libs/priority-queue/src/core';
+import { ManualClock, TaskStatus, ValidationError, fenceOf } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
 import { luaScripts } from '../../libs/priority-queue/src/stores/redis/scripts';
 import { startRedisCluster, type ClusterNode, type RedisClusterHandle } from '../support/servers/redis-cluster';
@@ -97,5 +97,52 @@ describe('RedisTaskStore on a Redis Cluster', () => {
       expect(wakes.filter((_, j) => j !== i)).toEqual(before.filter((_, j) => j !== i));
     }
     await Promise.all(unsubs.map((u) => u()));
+  });
+
+  it('waitForReplicas: every write is followed by a WAIT on the queue\'s master (reads are not); bad values are refused', async () => {
+    const p = placed[1];
+    const store = new RedisTaskStore({ connection: client, prefix: p.prefix, queue: p.queue, waitForReplicas: { replicas: 1, timeoutMs: 5000 } });
+    opened.push(store);
+    await store.init();
+    await Promise.all(masters.map((m) => cluster.admin(m).call('CONFIG', 'RESETSTAT')));
+    await store.create([noopTask({}), noopTask({})]); // 1 write
+    const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 10_000 }); // 1
+    await Promise.all(claimed.map((t) => store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED }))); // 1 (one batch)
+    await store.setLimits({ kind: 'tenant', tenantId: 't', quota: 3 }); // 1 (+ a read: get_limits)
+    await store.stats(); // read
+    await store.list({ status: TaskStatus.SUCCEEDED, limit: 10 }); // read
+    await store.get(claimed[0].id); // read
+    await store.now(); // read
+    const waits = await Promise.all(masters.map((m) => commandCalls(m, 'wait')));
+    expect(waits).toEqual(masters.map((m) => (m.port === p.master.port ? 4 : 0)));
+    // the replica acknowledged everything: it holds the finished tasks
+    const [replica] = await cluster.replicasOf(p.master);
+    await cluster.admin(replica).call('READONLY');
+    expect(await cluster.admin(replica).hget(store.keys.task(claimed[1].id), 'status')).toBe(TaskStatus.SUCCEEDED);
+
+    for (const bad of [{ replicas: 0, timeoutMs: 100 }, { replicas: 1, timeoutMs: 0 }, { replicas: 1.5, timeoutMs: 100 }, { replicas: 1, timeoutMs: NaN }]) {
+      expect(() => new RedisTaskStore({ connection: client, waitForReplicas: bad })).toThrow(ValidationError);
+    }
+  });
+
+  // changes the topology: last
+  it('waitForReplicas: a store keeps working across a manual failover (the script redirected inside its WAIT pipeline is re-sent)', async () => {
+    const p = await placeQueue(cluster, 'failover', 'q', masters[2]);
+    const waiting = new RedisTaskStore({ connection: client, prefix: p.prefix, queue: p.queue, waitForReplicas: { replicas: 1, timeoutMs: 5000 } });
+    const plain = new RedisTaskStore({ connection: client, prefix: p.prefix, queue: p.queue });
+    opened.push(waiting, plain);
+    await waiting.init();
+    await plain.init();
+    const before = await waiting.create([noopTask({}), noopTask({})]);
+    const [replica] = await cluster.replicasOf(p.master);
+    await cluster.admin(replica).call('CLUSTER', 'FAILOVER'); // coordinated: no write lost
+    for (let i = 0; i < 300 && (await cluster.masterOf(p.slot)).port !== replica.port; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await cluster.masterOf(p.slot)).port).toBe(replica.port);
+    await cluster.waitHealthy();
+    // the client still routes the queue's slot to the old master (now a replica): MOVED
+    const after = await waiting.create([noopTask({})]);
+    const viaPlain = await plain.create([noopTask({})]);
+    const claimed = (await waiting.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 10_000 })).claimed;
+    expect(claimed.map((t) => t.id).sort()).toEqual([...before, ...after, ...viaPlain].map((r) => r.task.id).sort());
   });
 });

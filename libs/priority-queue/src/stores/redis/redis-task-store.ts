@@ -43,7 +43,7 @@ import {
 } from './codec';
 import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
-import { loadScripts, luaScripts, runScript, type ScriptName } from './scripts';
+import { READ_ONLY_SCRIPTS, loadScripts, luaScripts, runScript, type ReplicaWait, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
 
 export interface RedisTaskStoreOptions extends StoreOptions {
@@ -53,6 +53,14 @@ export interface RedisTaskStoreOptions extends StoreOptions {
   prefix?: string;
   /** Queue name inside the prefix (default `default`). */
   queue?: string;
+  /**
+   * Redis WAIT after every write: a call returns once `replicas` replicas acknowledged its
+   * writes, or after `timeoutMs` (the write then stands on the primary alone). An acknowledged
+   * write then survives a failover to a replica that acknowledged it; each write costs a replica
+   * round trip, and writes stall for `timeoutMs` while fewer replicas are connected. Default off
+   * (asynchronous replication). See docs/REDIS.md, "Failover".
+   */
+  waitForReplicas?: ReplicaWait;
 }
 
 type Flat = string[];
@@ -85,6 +93,7 @@ export class RedisTaskStore implements TaskStore {
   readonly keys: QueueKeys;
   private readonly connection: RedisConnection;
   private readonly clock: Clock | null;
+  private readonly replicaWait: ReplicaWait | null;
   private readonly wakes: WakeSubscriptions;
   private initialized: Promise<void> | null = null;
   private closed = false;
@@ -100,6 +109,7 @@ export class RedisTaskStore implements TaskStore {
     this.connection = options.connection;
     this.clock = options.clock ?? null;
     this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
+    this.replicaWait = validateReplicaWait(options.waitForReplicas);
     this.wakes = new WakeSubscriptions(this.connection, this.keys.channel);
   }
 
@@ -492,12 +502,13 @@ export class RedisTaskStore implements TaskStore {
     else await this.initialized;
     const now = this.clock ? String(this.clock.now()) : '';
     try {
-      return await runScript(this.connection, luaScripts()[name], this.keys.route, [
-        this.keys.base,
-        now,
-        String(this.agingIntervalMs),
-        ...args,
-      ]);
+      return await runScript(
+        this.connection,
+        luaScripts()[name],
+        this.keys.route,
+        [this.keys.base, now, String(this.agingIntervalMs), ...args],
+        READ_ONLY_SCRIPTS.has(name) ? null : this.replicaWait,
+      );
     } catch (e) {
       throw this.mapError(e, name, taskId);
     }
@@ -523,6 +534,17 @@ export class RedisTaskStore implements TaskStore {
     }
     return e;
   }
+}
+
+function validateReplicaWait(w: ReplicaWait | undefined): ReplicaWait | null {
+  if (w === undefined) return null;
+  for (const [what, v] of [
+    ['waitForReplicas.replicas', w.replicas],
+    ['waitForReplicas.timeoutMs', w.timeoutMs],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1) throw new ValidationError(Messages.invalidOption(what, v, 'a positive integer'));
+  }
+  return { replicas: w.replicas, timeoutMs: w.timeoutMs };
 }
 
 function leasePrefix(): string {

@@ -138,17 +138,62 @@ export async function loadScripts(conn: Redis | Cluster): Promise<void> {
   await Promise.all(nodes.flatMap((node) => sources.map((source) => node.call('SCRIPT', ['LOAD', source]))));
 }
 
+/** Redis WAIT after a write script (RedisTaskStoreOptions.waitForReplicas). */
+export interface ReplicaWait {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** Scripts that write nothing: never followed by a WAIT. */
+export const READ_ONLY_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>(['list', 'stats', 'get_limits', 'time']);
+
+/** Cluster replies meaning the command did not run on that node (see runAndWait). */
+const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+const MAX_NOT_RUN = 16;
+
 export async function runScript(
   conn: Redis | Cluster,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
+  wait: ReplicaWait | null = null,
 ): Promise<unknown> {
   const params = [keys.length, ...keys, ...args];
+  if (wait) return runAndWait(conn, script, params, wait);
   try {
     return await conn.call('EVALSHA', [script.sha, ...params]);
   } catch (e) {
     if (e instanceof Error && e.message.startsWith('NOSCRIPT')) return conn.call('EVAL', [script.source, ...params]);
     throw e;
+  }
+}
+
+/**
+ * The script and a WAIT in one pipeline: WAIT counts the writes of its own connection, and a
+ * Cluster client routes the pipeline by the script's key, so both reach the queue's master on
+ * one connection. ioredis re-sends a Cluster pipeline only when all its commands failed alike, so
+ * a redirection of the script alone (WAIT itself has no key and succeeds) is retried here, after
+ * a slot map refresh, like ioredis retries a lone command.
+ */
+async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: readonly (string | number)[], wait: ReplicaWait): Promise<unknown> {
+  let command = 'EVALSHA';
+  let body = script.sha;
+  for (let notRun = 0; ; ) {
+    const replies = await conn
+      .pipeline()
+      .call(command, body, ...params)
+      .call('WAIT', String(wait.replicas), String(wait.timeoutMs))
+      .exec();
+    const [err, reply] = replies![0];
+    if (!err) return reply;
+    if (command === 'EVALSHA' && err.message.startsWith('NOSCRIPT')) {
+      command = 'EVAL';
+      body = script.source;
+    } else if (NOT_RUN.test(err.message) && ++notRun < MAX_NOT_RUN) {
+      if (conn.isCluster) (conn as Cluster).refreshSlotsCache();
+      await new Promise((r) => setTimeout(r, 100));
+    } else {
+      throw err;
+    }
   }
 }
