@@ -63,9 +63,12 @@ export function killWorkerProcess(w: WorkerChild): Promise<void> {
 }
 
 export interface AuditLine {
-  kind: 'S' | 'F' | 'X';
+  kind: 'S' | 'F' | 'X' | 'H';
   id: string;
+  /** Store time (S, F); local start time of the handler (H). */
   time: number;
+  /** Local end time of the handler (H). */
+  end?: number;
   status?: string;
   worker: number;
 }
@@ -79,6 +82,7 @@ export function readAudit(paths: readonly string[]): AuditLine[] {
       const [kind, id, a, b] = line.split(' ');
       if (kind === 'S') out.push({ kind, id, time: Number(a), worker });
       else if (kind === 'F') out.push({ kind, id, time: Number(a), status: b, worker });
+      else if (kind === 'H') out.push({ kind, id, time: Number(a), end: Number(b), worker });
       else out.push({ kind: 'X', id, time: NaN, status: `${a}->${b}`, worker });
     }
   });
