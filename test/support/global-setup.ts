@@ -7,6 +7,7 @@ import { ensureBinary } from './servers/common';
  */
 export default function globalSetup(): void {
   ensureBinary(['redis-server', '/usr/bin/redis-server'], 'redis-server');
+  ensureBinary(['redis-cli', '/usr/bin/redis-cli'], 'redis-tools'); // redis-cli --cluster create
   ensureBinary(['/usr/lib/postgresql/15/bin/postgres'], 'postgresql');
   ensureBinary(['mariadbd', '/usr/sbin/mariadbd', 'mysqld', '/usr/sbin/mysqld'], 'mariadb-server');
 }
