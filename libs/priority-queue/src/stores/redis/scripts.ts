@@ -149,7 +149,6 @@ export const READ_ONLY_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>(['
 
 /** Cluster replies meaning the command did not run on that node (see runAndWait). */
 const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
-const MAX_NOT_RUN = 16;
 
 export async function runScript(
   conn: Redis | Cluster,
@@ -173,9 +172,14 @@ export async function runScript(
  * Cluster client routes the pipeline by the script's key, so both reach the queue's master on
  * one connection. ioredis re-sends a Cluster pipeline only when all its commands failed alike, so
  * a redirection of the script alone (WAIT itself has no key and succeeds) is retried here, after
- * a slot map refresh, like ioredis retries a lone command.
+ * a slot map refresh, with the client's own budget for a lone command (retryDelayOnFailover,
+ * maxRedirections: during a failover nodes redirect to the dead master or answer CLUSTERDOWN
+ * until its replica is elected).
  */
 async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: readonly (string | number)[], wait: ReplicaWait): Promise<unknown> {
+  const options = conn.isCluster ? (conn as Cluster).options : {};
+  const tries = options.maxRedirections ?? 16;
+  const delayMs = options.retryDelayOnFailover || 100;
   let command = 'EVALSHA';
   let body = script.sha;
   for (let notRun = 0; ; ) {
@@ -189,9 +193,9 @@ async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: read
     if (command === 'EVALSHA' && err.message.startsWith('NOSCRIPT')) {
       command = 'EVAL';
       body = script.source;
-    } else if (NOT_RUN.test(err.message) && ++notRun < MAX_NOT_RUN) {
+    } else if (NOT_RUN.test(err.message) && ++notRun < tries) {
       if (conn.isCluster) (conn as Cluster).refreshSlotsCache();
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, delayMs));
     } else {
       throw err;
     }
