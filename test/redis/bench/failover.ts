@@ -3,8 +3,9 @@
  * replication and with waitForReplicas (WAIT 1), on a 3-master cluster on loopback.
  *
  *   node -r ./test/support/register.js test/redis/bench/failover.ts [--failovers=10] [--rate=200] [--modes=async,wait]
+ *     [--lease=5000] [--wait-timeout=1000]
  *
- * Per mode: 3 worker processes (concurrency 8, 5 ms handlers, lease 5 s) drain one queue while a
+ * Per mode: 3 worker processes (concurrency 8, 5 ms handlers, lease --lease ms) drain one queue while a
  * producer submits `rate` tasks/s (one create call every 50 ms) with concurrency keys of limit 1.
  * Every ~3 s the queue's current master is SIGKILLed (cluster-node-timeout 2 s); once its replica
  * took over, the killed node is restarted and rejoins as the new master's replica. At the end:
@@ -30,13 +31,15 @@ const arg = (name: string, def: string) => process.argv.find((a) => a.startsWith
 const FAILOVERS = Number(arg('failovers', '10'));
 const RATE = Number(arg('rate', '200'));
 const MODES = arg('modes', 'async,wait').split(',');
+const LEASE_MS = Number(arg('lease', '5000'));
+const WAIT_TIMEOUT_MS = Number(arg('wait-timeout', '1000'));
 const KEYS = 100;
 const WORKERS = 3;
 const DRAIN = 6_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function measure(mode: string): Promise<string> {
-  const wait: ReplicaWait | undefined = mode === 'wait' ? { replicas: 1, timeoutMs: 1_000 } : undefined;
+  const wait: ReplicaWait | undefined = mode === 'wait' ? { replicas: 1, timeoutMs: WAIT_TIMEOUT_MS } : undefined;
   const cluster = await startRedisCluster({ nodeTimeoutMs: 2_000 });
   const client = new Cluster([...cluster.nodes], CLUSTER_CLIENT_OPTIONS);
   client.on('error', () => undefined);
@@ -51,7 +54,7 @@ async function measure(mode: string): Promise<string> {
         prefix: p.prefix,
         queues: [p.queue],
         auditPath: join(dir, `w${i}.log`),
-        leaseMs: 5_000,
+        leaseMs: LEASE_MS,
         concurrency: 8,
         handlerMs: 5,
         auditHandlers: true,
@@ -141,7 +144,7 @@ async function measure(mode: string): Promise<string> {
     const promo = [...promotions].sort((a, b) => a - b);
     return [
       `${mode}: drain ${drainRate.toFixed(0)} tasks/s; ${FAILOVERS} failovers at ${RATE} submits/s (${acked.size} acknowledged), promotion ${promo[0]}-${promo[promo.length - 1]} ms after the kill`,
-      `  lost ${lost}, submit errors ${[...errors].map(([m, c]) => `${c} x "${m}"`).join('; ') || 0}, re-run ${reruns}, overlaps ${overlaps}, recovered from expired leases ${recovered}` +
+      `  lease ${LEASE_MS} ms${wait ? `, WAIT timeout ${WAIT_TIMEOUT_MS} ms` : ''}, worker errors ${workers.reduce((n, w) => n + (w.stderr().match(/\n/g)?.length ?? 0), 0)}: lost ${lost}, submit errors ${[...errors].map(([m, c]) => `${c} x "${m}"`).join('; ') || 0}, re-run ${reruns}, overlaps ${overlaps}, recovered from expired leases ${recovered}` +
         `${terminal < 0 ? `, NOT all terminal: ${JSON.stringify(stats.byStatus)}` : ''}`,
     ].join('\n');
   } finally {
