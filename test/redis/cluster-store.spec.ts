@@ -145,4 +145,29 @@ describe('RedisTaskStore on a Redis Cluster', () => {
     const claimed = (await waiting.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 10_000 })).claimed;
     expect(claimed.map((t) => t.id).sort()).toEqual([...before, ...after, ...viaPlain].map((r) => r.task.id).sort());
   });
+
+  // kills a master: last
+  it('waitForReplicas: a write whose WAIT never answered (its master died while cut off from its replica) is not reported done', async () => {
+    const p = await placeQueue(cluster, 'cutoff', 'q', (await cluster.masters())[0]);
+    const store = new RedisTaskStore({ connection: client, prefix: p.prefix, queue: p.queue, waitForReplicas: { replicas: 1, timeoutMs: 60_000 } });
+    opened.push(store);
+    await store.init();
+    const [replica] = await cluster.replicasOf(p.master);
+    // the replica is cut off (link killed, process frozen): the master runs the write, WAIT waits
+    await cluster.admin(p.master).call('CLIENT', 'KILL', 'TYPE', 'replica');
+    cluster.signal(replica, 'SIGSTOP');
+    try {
+      const task = noopTask({});
+      const outcome = store.create([task]).then(
+        () => 'reported done',
+        () => 'failed',
+      );
+      for (let i = 0; i < 500 && !(await cluster.admin(p.master).exists(store.keys.task(task.id))); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await cluster.admin(p.master).exists(store.keys.task(task.id))).toBe(1);
+      await cluster.kill(p.master); // the write dies with it: the replica never had it
+      expect(await outcome).toBe('failed');
+    } finally {
+      cluster.signal(replica, 'SIGCONT');
+    }
+  });
 });

@@ -37,6 +37,8 @@ export interface RedisClusterHandle {
   replicasOf(master: ClusterNode): Promise<ClusterNode[]>;
   /** SIGKILLs one node (no shutdown, no goodbye to the cluster). */
   kill(node: ClusterNode): Promise<void>;
+  /** Sends a signal to one node's process (SIGSTOP / SIGCONT: a frozen node). */
+  signal(node: ClusterNode, signal: NodeJS.Signals): void;
   /** Starts a killed node again with its config (it rejoins, as a replica if it was failed over). */
   restart(node: ClusterNode): Promise<void>;
   /**
@@ -258,6 +260,11 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       // the master's own list (CLUSTER SLOTS names a replica only once its offset was gossiped)
       const info = await admin(master).info('replication');
       return [...info.matchAll(/^slave\d+:ip=([^,]+),port=(\d+),state=online/gm)].map((m) => ({ host: m[1], port: Number(m[2]) }));
+    },
+    signal(node, sig) {
+      const p = procs.get(key(node));
+      if (!p) throw new Error(`no node ${key(node)}`);
+      p.child.kill(sig);
     },
     async restart(node) {
       const p = procs.get(key(node));

@@ -174,7 +174,8 @@ export async function runScript(
  * a redirection of the script alone (WAIT itself has no key and succeeds) is retried here, after
  * a slot map refresh, with the client's own budget for a lone command (retryDelayOnFailover,
  * maxRedirections: during a failover nodes redirect to the dead master or answer CLUSTERDOWN
- * until its replica is elected).
+ * until its replica is elected). A script that ran but whose WAIT failed (the master died before
+ * answering it) fails: its writes may be lost with the master, so they are never reported done.
  */
 async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: readonly (string | number)[], wait: ReplicaWait): Promise<unknown> {
   const options = conn.isCluster ? (conn as Cluster).options : {};
@@ -188,8 +189,12 @@ async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: read
       .call(command, body, ...params)
       .call('WAIT', String(wait.replicas), String(wait.timeoutMs))
       .exec();
-    const [err, reply] = replies![0];
-    if (!err) return reply;
+    const [[err, reply], [waitErr]] = replies!;
+    if (!err) {
+      // the script ran, but whether a replica has its writes is unknown (connection lost)
+      if (waitErr) throw waitErr;
+      return reply;
+    }
     if (command === 'EVALSHA' && err.message.startsWith('NOSCRIPT')) {
       command = 'EVAL';
       body = script.source;
