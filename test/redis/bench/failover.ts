@@ -3,12 +3,15 @@
  * replication and with waitForReplicas (WAIT 1), on a 3-master cluster on loopback.
  *
  *   node -r ./test/support/register.js test/redis/bench/failover.ts [--failovers=10] [--rate=200] [--modes=async,wait]
- *     [--lease=5000] [--wait-timeout=1000]
+ *     [--lease=5000] [--wait-timeout=1000] [--partition-ms=0]
  *
  * Per mode: 3 worker processes (concurrency 8, 5 ms handlers, lease --lease ms) drain one queue while a
  * producer submits `rate` tasks/s (one create call every 50 ms) with concurrency keys of limit 1.
  * Every ~3 s the queue's current master is SIGKILLed (cluster-node-timeout 2 s); once its replica
- * took over, the killed node is restarted and rejoins as the new master's replica. At the end:
+ * took over, the killed node is restarted and rejoins as the new master's replica. With
+ * --partition-ms=N the master first loses its replica for N ms (its replication link killed and
+ * the replica frozen with SIGSTOP until the master is dead), as when a host or its network fails
+ * rather than one process: the master acknowledges writes the replica never gets. At the end:
  * - lost: submits the producer saw acknowledged whose task does not exist;
  * - submit errors: submits that failed (e.g. re-sent after a lost reply: duplicate id);
  * - re-run: tasks whose handler ran more than once (a finished task's complete lost);
@@ -33,6 +36,7 @@ const RATE = Number(arg('rate', '200'));
 const MODES = arg('modes', 'async,wait').split(',');
 const LEASE_MS = Number(arg('lease', '5000'));
 const WAIT_TIMEOUT_MS = Number(arg('wait-timeout', '1000'));
+const PARTITION_MS = Number(arg('partition-ms', '0'));
 const KEYS = 100;
 const WORKERS = 3;
 const DRAIN = 6_000;
@@ -93,7 +97,13 @@ async function measure(mode: string): Promise<string> {
       await sleep(3_000);
       const master = await cluster.masterOf(p.slot);
       const [replica] = await cluster.replicasOf(master);
+      if (PARTITION_MS > 0) {
+        await cluster.admin(master).call('CLIENT', 'KILL', 'TYPE', 'replica');
+        cluster.signal(replica, 'SIGSTOP');
+        await sleep(PARTITION_MS);
+      }
       await cluster.kill(master);
+      if (PARTITION_MS > 0) cluster.signal(replica, 'SIGCONT');
       const killed = Date.now();
       while ((await cluster.masterOf(p.slot)).port !== replica.port) await sleep(50);
       promotions.push(Date.now() - killed);
@@ -104,11 +114,16 @@ async function measure(mode: string): Promise<string> {
     producing = false;
     await producer;
     await sleep(3_000); // the last creates settle
-    const total = DRAIN + acked.size;
+    let lost = 0;
+    const keyOf = new Map<string, string>();
+    for (const id of acked) {
+      const t = await store.get(id);
+      if (!t) lost++;
+      else keyOf.set(id, t.concurrencyKey!);
+    }
     let terminal = 0;
     try {
-      await waitTerminal(store, total, 60_000);
-      terminal = total;
+      await waitTerminal(store, DRAIN + acked.size - lost, 60_000);
     } catch (e) {
       terminal = -1;
     }
@@ -117,13 +132,6 @@ async function measure(mode: string): Promise<string> {
     const audit = readAudit(workers.map((w) => w.auditPath));
     const runs = new Map<string, Array<{ start: number; end: number }>>();
     for (const a of audit) if (a.kind === 'H') runs.set(a.id, [...(runs.get(a.id) ?? []), { start: a.time, end: a.end! }]);
-    let lost = 0;
-    const keyOf = new Map<string, string>();
-    for (const id of acked) {
-      const t = await store.get(id);
-      if (!t) lost++;
-      else keyOf.set(id, t.concurrencyKey!);
-    }
     const reruns = [...runs.values()].filter((r) => r.length > 1).length;
     const byKey = new Map<string, Array<{ start: number; end: number }>>();
     for (const [id, rs] of runs) {
@@ -144,7 +152,7 @@ async function measure(mode: string): Promise<string> {
     const promo = [...promotions].sort((a, b) => a - b);
     return [
       `${mode}: drain ${drainRate.toFixed(0)} tasks/s; ${FAILOVERS} failovers at ${RATE} submits/s (${acked.size} acknowledged), promotion ${promo[0]}-${promo[promo.length - 1]} ms after the kill`,
-      `  lease ${LEASE_MS} ms${wait ? `, WAIT timeout ${WAIT_TIMEOUT_MS} ms` : ''}, worker errors ${workers.reduce((n, w) => n + (w.stderr().match(/\n/g)?.length ?? 0), 0)}: lost ${lost}, submit errors ${[...errors].map(([m, c]) => `${c} x "${m}"`).join('; ') || 0}, re-run ${reruns}, overlaps ${overlaps}, recovered from expired leases ${recovered}` +
+      `  lease ${LEASE_MS} ms${PARTITION_MS ? `, replica cut off ${PARTITION_MS} ms before each kill` : ''}${wait ? `, WAIT timeout ${WAIT_TIMEOUT_MS} ms` : ''}, worker errors ${workers.reduce((n, w) => n + (w.stderr().match(/\n/g)?.length ?? 0), 0)}: lost ${lost}, submit errors ${[...errors].map(([m, c]) => `${c} x "${m}"`).join('; ') || 0}, re-run ${reruns}, overlaps ${overlaps}, recovered from expired leases ${recovered}` +
         `${terminal < 0 ? `, NOT all terminal: ${JSON.stringify(stats.byStatus)}` : ''}`,
     ].join('\n');
   } finally {
