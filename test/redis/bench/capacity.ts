@@ -11,8 +11,10 @@
  * 2. A 3-master Redis Cluster, `queues` queues placed on the masters in turn, the same number of
  *    tasks split over them, drained by one Worker per queue in one process through one Cluster
  *    client. Prints each master's CPU per task of its queues: the load splits by queue.
- * Wall figures depend on the machine's load (2 cores shared with the client here); CPU per task
- * much less.
+ * Each node's idle CPU rate (cron, cluster bus) is measured over 3 s first and subtracted. A
+ * cluster master also feeds its replica and the cluster bus carries every wake-up PUBLISH to
+ * every node. Wall figures depend on the machine's load (2 cores shared with the client here);
+ * CPU per task much less.
  */
 import Redis, { Cluster } from 'ioredis';
 import { TaskEvents, TaskTypeRegistry, Worker } from '../../../libs/priority-queue/src/core';
@@ -36,8 +38,15 @@ async function memory(node: Redis): Promise<number> {
   return info(await node.info('memory'), 'used_memory');
 }
 
-/** Creates `per` tasks in every store, drains them; returns wall ms of each phase. */
+/**
+ * Creates `per` tasks in every store, drains them; returns wall ms of each phase and each node's
+ * CPU in it, less what the node spends idle (cron, cluster pings) in the same time, measured
+ * over 3 s before.
+ */
 async function run(stores: RedisTaskStore[], per: number, nodes: Redis[], onCreated?: () => Promise<void>) {
+  const idle0 = await Promise.all(nodes.map(cpuUs));
+  await new Promise((r) => setTimeout(r, 3_000));
+  const idleRate = (await Promise.all(nodes.map(cpuUs))).map((c, i) => (c - idle0[i]) / 3_000);
   const cpu0 = await Promise.all(nodes.map(cpuUs));
   let t = Date.now();
   await Promise.all(stores.map((s) => createAll(s, Array.from({ length: per }, (_, i) => noopTask({ payload: { n: i } })), 1000)));
@@ -59,8 +68,9 @@ async function run(stores: RedisTaskStore[], per: number, nodes: Redis[], onCrea
   return {
     createMs,
     drainMs,
-    createCpu: nodes.map((_, i) => cpu1[i] - cpu0[i]),
-    drainCpu: nodes.map((_, i) => cpu3[i] - cpu2[i]),
+    createCpu: nodes.map((_, i) => cpu1[i] - cpu0[i] - idleRate[i] * createMs),
+    drainCpu: nodes.map((_, i) => cpu3[i] - cpu2[i] - idleRate[i] * drainMs),
+    idleUsPerSecond: idleRate.map((r) => r * 1000),
   };
 }
 
@@ -109,6 +119,7 @@ async function cluster(): Promise<void> {
     const total = per * QUEUES;
     console.log(`Redis Cluster, ${masters.length} masters, ${QUEUES} queues (${per} tasks each, one Worker each, one process):`);
     console.log(`  create ${(total / (r.createMs / 1000)).toFixed(0)} tasks/s wall; drain ${(total / (r.drainMs / 1000)).toFixed(0)} tasks/s wall`);
+    console.log(`  idle CPU per master (cluster cron and bus): ${r.idleUsPerSecond.map((x) => (x / 1000).toFixed(1)).join(', ')} ms/s (subtracted below)`);
     masters.forEach((m, i) => {
       const q = onMaster.filter((x) => x.port === m.port).length;
       const tasks = q * per;
