@@ -103,8 +103,12 @@ function describeFailover(mode: string, waitForReplicas: ReplicaWait | undefined
       await Promise.all(env.stores.map((s) => waitTerminal(s, TASKS_PER_QUEUE, 120_000)));
       expect(env.workers.every((w) => w.child.exitCode === null && w.child.signalCode === null)).toBe(true);
       await Promise.all(env.workers.map((w) => stopWorkerProcess(w)));
-      // no store call failed in a worker: the client options let every command wait for the new master
-      expect(env.workers.map((w) => w.stderr())).toEqual(env.workers.map(() => ''));
+      // no store call failed in a worker (the client options let every command wait for the new
+      // master) but, with WAIT, a write the dead master ran before its WAIT answered: reported as
+      // failed, since whether the replica has it is unknown
+      const errors = env.workers.flatMap((w) => w.stderr().split('\n').filter(Boolean));
+      const inFlightAtTheKill = /: (Command aborted due to connection close|Connection is closed\.)$/;
+      expect(errors.filter((e) => !waitForReplicas || !inFlightAtTheKill.test(e))).toEqual([]);
 
       for (const store of env.stores) {
         const stats = await store.stats();
