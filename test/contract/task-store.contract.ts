@@ -28,6 +28,7 @@ import { agingCases } from './cases/aging.cases';
 import { attemptsCases } from './cases/attempts.cases';
 import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
+import { headOfLineCases } from './cases/head-of-line.cases';
 import { idempotencyCases } from './cases/idempotency.cases';
 import { leaseCases } from './cases/lease.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
@@ -80,6 +81,7 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('order (DESIGN §2)', () => orderCases(ctx));
     describe('aging (DESIGN §2)', () => agingCases(ctx));
     describe('admission limits (DESIGN §3)', () => admissionCases(ctx));
+    describe('no head-of-line blocking across many lanes (DESIGN §3)', () => headOfLineCases(ctx));
     describe('slots: freed once, never leaked (DESIGN §3)', () => slotCases(ctx));
     describe('leases, recovery, fencing (DESIGN §4)', () => leaseCases(ctx));
     describe('submit / poll / complete / retry / cancel', () => lifecycleCases(ctx));

@@ -21,6 +21,14 @@ export interface ClaimSource {
  * ready lanes. Admission is per lane, so a lane is checked (and parked) on its stored head
  * without reading its tasks; its tasks are read only when it may really give the next claim.
  * Returns the claimed rows in claim order; `lanes` holds every lane changed.
+ *
+ * The loop ends only when it has `limit` tasks or no ready lane is left (DESIGN §3: no
+ * head-of-line blocking, whatever the number of refused lanes ahead). A page that is used up
+ * (every lane parked or emptied) while more ready lanes may follow is followed by the next one:
+ * the parked lanes are written first, so the next read starts past them. Each lane parks at
+ * most once per claim, so the work is bounded by `limit` plus the parkings; the page size
+ * doubles (up to MAX_PAGE) while pages come back used up without giving `limit` tasks, so a
+ * long run of refused lanes costs few round trips.
  */
 export async function selectClaims(
   src: ClaimSource,
@@ -33,7 +41,7 @@ export async function selectClaims(
   const res = (k: string): Resource => resources.get(k)!;
   const cmp = (a: LaneState, b: LaneState) => compareOrder(a.head!, b.head!, aging);
   const claimed: Row[] = [];
-  const pageSize = Math.max(32, limit * 2);
+  let pageSize = Math.max(32, limit * 2);
   while (claimed.length < limit) {
     const page = await src.page(pageSize, lanes.values(), resources);
     if (page.length === 0) break;
@@ -96,10 +104,16 @@ export async function selectClaims(
         reinsert(cands, cmp);
       }
     }
+    // a full page used up: the ready lanes after it are the next candidates
+    if (full && cands.length === 0) needMore = true;
     if (!needMore) break;
+    pageSize = Math.min(MAX_PAGE, pageSize * 2);
   }
   return claimed;
 }
+
+/** Largest page of ready lanes one read asks for (the rows and the resources they read). */
+const MAX_PAGE = 1024;
 
 /** Moves cands[0] (whose key grew) to its place; the rest is sorted. */
 function reinsert(cands: LaneState[], cmp: (a: LaneState, b: LaneState) => number): void {

@@ -72,7 +72,6 @@ DECLARE
   v_n integer := 0;
   v_m integer;
   v_cap integer;
-  v_iter integer := 0;
   v_park varchar;
   v_until bigint;
   v_room integer;
@@ -124,9 +123,13 @@ ${upsertLaneHeads(L)}
 ${upsertLaneHeads(L)}
   END IF;
 
-  -- 5. the lanes loop (LANES.md), set-wise per lane
-  WHILE v_n < p_limit AND v_iter < 4 * p_limit + 64 LOOP
-    v_iter := v_iter + 1;
+  -- 5. the lanes loop (LANES.md), set-wise per lane, until the batch is full or no lane is
+  -- ready (DESIGN §3: no head-of-line blocking, so no cap on the lanes examined). It ends:
+  -- every round parks the best lane, empties it, or claims from it and moves its stored head
+  -- strictly forward (the next head is probed strictly after the last key read), so the rounds
+  -- are at most the parkings + the tasks claimed + one per stale head (+ rows a concurrent
+  -- cancel / changePriority took out of the lane).
+  WHILE v_n < p_limit LOOP
 ${bestLaneAndNext(L)}
     -- the bound: the second-best head, or above every key
     v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]

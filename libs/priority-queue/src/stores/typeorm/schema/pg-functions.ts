@@ -185,7 +185,6 @@ DECLARE
   v_n integer := 0;
   v_m integer;
   v_cap integer;
-  v_iter integer := 0;
   v_park varchar;
   v_until bigint;
   v_room integer;
@@ -226,8 +225,7 @@ ${upsertLaneHeads(L)}
   END IF;
 
   -- 5. the lanes loop (LANES.md), set-wise per lane
-  WHILE v_n < p_limit AND v_iter < 4 * p_limit + 64 LOOP
-    v_iter := v_iter + 1;
+  WHILE v_n < p_limit LOOP
 ${bestLaneAndNext(L)}
     -- the bound: the second-best head, or above every key (so the bound is always an index condition)
     v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
@@ -291,8 +289,10 @@ $fn$`;
 /** Claim steps 2 and 3 (releases applied, rate-parked lanes due back to ready), shared by v2 and v3. */
 export function releasesAndRate(t: TableNames): string {
   const { lanes: L, resources: S, releases: R } = t;
-  return `  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none)
-  IF EXISTS (SELECT 1 FROM ${R} WHERE queue = p_queue) THEN
+  return `  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none),
+  -- 10,000 rows per statement, as many statements as there are rows (a release left for the
+  -- next claim would keep a lane parked that may give this claim a task)
+  WHILE EXISTS (SELECT 1 FROM ${R} WHERE queue = p_queue) LOOP
     WITH d AS (DELETE FROM ${R} WHERE id IN (SELECT id FROM ${R} WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
     k AS (SELECT x.rkey, count(*) AS n FROM d JOIN ${L} ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
       CROSS JOIN LATERAL (VALUES
@@ -303,7 +303,7 @@ export function releasesAndRate(t: TableNames): string {
     s AS (UPDATE ${S} r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey)
     UPDATE ${L} SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
     WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
-  END IF;
+  END LOOP;
 
   -- 3. lanes whose rate token is due
   UPDATE ${L} SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END

@@ -14,20 +14,31 @@ import { list, raw, sql } from './sql';
  * Locks: queue lock. Rows appended by transactions still open are not visible and are applied
  * by a later claim (their slot is still counted meanwhile).
  *
- * Returns how many slots to subtract per resource key.
+ * Returns how many slots to subtract per resource key. Reads `page` rows per statement and goes
+ * on until none is left: a release left for the next claim would keep lanes parked that may
+ * give this claim its tasks.
  */
-export async function takeReleases(x: Exec, c: StoreContext, max = 10_000): Promise<Map<string, number>> {
-  const rows = await q<{ id: unknown } & Record<string, unknown>>(
-    x,
-    sql`SELECT r.id, l.provider_key, l.account_id, l.tenant_id, l.concurrency_key
-      FROM ${raw(c.t.releases)} r JOIN ${raw(c.t.lanes)} l ON l.queue = r.queue AND l.lane_key = r.lane_key
-      WHERE r.queue = ${c.queue} ORDER BY r.id LIMIT ${raw(String(max))}`,
-  );
+export async function takeReleases(x: Exec, c: StoreContext, page = 10_000): Promise<Map<string, number>> {
   const freed = new Map<string, number>();
-  if (rows.length === 0) return freed;
-  for (const r of rows) for (const k of slotKeys(laneKeysOf(r))) freed.set(k, (freed.get(k) ?? 0) + 1);
-  await run(x, sql`DELETE FROM ${raw(c.t.releases)} WHERE id IN (${list(rows.map((r) => r.id))})`);
-  if (freed.size > 0) await unparkOn(x, c, [...freed.keys()]);
+  for (;;) {
+    const rows = await q<{ id: unknown } & Record<string, unknown>>(
+      x,
+      sql`SELECT r.id, l.provider_key, l.account_id, l.tenant_id, l.concurrency_key
+        FROM ${raw(c.t.releases)} r JOIN ${raw(c.t.lanes)} l ON l.queue = r.queue AND l.lane_key = r.lane_key
+        WHERE r.queue = ${c.queue} ORDER BY r.id LIMIT ${raw(String(page))}`,
+    );
+    if (rows.length === 0) break;
+    const keys = new Set<string>();
+    for (const r of rows) {
+      for (const k of slotKeys(laneKeysOf(r))) {
+        freed.set(k, (freed.get(k) ?? 0) + 1);
+        keys.add(k);
+      }
+    }
+    await run(x, sql`DELETE FROM ${raw(c.t.releases)} WHERE id IN (${list(rows.map((r) => r.id))})`);
+    if (keys.size > 0) await unparkOn(x, c, [...keys]);
+    if (rows.length < page) break;
+  }
   return freed;
 }
 
