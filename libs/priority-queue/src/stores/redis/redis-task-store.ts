@@ -195,17 +195,34 @@ export class RedisTaskStore implements TaskStore {
     return rows.map(decodeTask);
   }
 
+  /**
+   * One claim_submissions call, again while the script says a bound on one call's work (due
+   * tasks moved, timeouts) ended it early with due work left: a claim never stops early while
+   * ready lanes remain (DESIGN §3). Each call is atomic and sees the claims of the one before.
+   */
   async claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
+    const limit = Math.max(0, request.limit);
+    const out: SubmissionClaim = { claimed: [], timedOut: [], nextWakeAt: null };
+    for (;;) {
+      const { claim, more } = await this.claimOnce(request, limit - out.claimed.length);
+      out.claimed.push(...claim.claimed);
+      out.timedOut.push(...claim.timedOut);
+      out.nextWakeAt = claim.nextWakeAt;
+      if (!more || out.claimed.length >= limit) return out;
+    }
+  }
+
+  private async claimOnce(request: ClaimRequest, limit: number): Promise<{ claim: SubmissionClaim; more: boolean }> {
     const lbase = leasePrefix();
-    const [now, leaseUntil, claimed, errs, timedOut, wake] = (await this.run('claim_submissions', [
+    const [now, leaseUntil, claimed, errs, timedOut, wake, more] = (await this.run('claim_submissions', [
       request.owner,
-      String(Math.max(0, request.limit)),
+      String(limit),
       String(request.leaseMs),
       lbase,
-    ])) as [string, string, string[], Array<number | string>, Flat[], string?];
+    ])) as [string, string, string[], Array<number | string>, Flat[], string | null, number];
     const errors = new Map<number, string>();
     for (let i = 0; i < errs.length; i += 2) errors.set(Number(errs[i]), String(errs[i + 1]));
-    return {
+    const claim: SubmissionClaim = {
       // the script returns each hash as it was before the claim: apply the claim's writes
       claimed: claimed.map((values, i) => {
         const h = claimedHash(values, errors.get(i + 1), this.agingIntervalMs);
@@ -222,6 +239,7 @@ export class RedisTaskStore implements TaskStore {
       timedOut: timedOut.map(decodeTask),
       nextWakeAt: wake === undefined || wake === null ? null : Number(wake),
     };
+    return { claim, more: Number(more) === 1 };
   }
 
   async claimPolls(request: ClaimRequest): Promise<Task[]> {

@@ -8,13 +8,16 @@
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
--- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil }: claimed = one
+-- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil, cutShort }: claimed = one
 --          string per claimed task, its values as they were BEFORE the claim: version, attempts,
 --          updatedAt, deadlineAt, d and its lane member (order key .. id: priority, runAt,
 --          createdAt, seq and id), joined by SEP ('' = absent; codec.ts claimedHash); errs = { i,
 --          error text, ... } for the claimed tasks that have an error (the caller applies status
 --          SUBMITTING, leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
---          timedOut = HGETALL of each task that timed out
+--          timedOut = HGETALL of each task that timed out; cutShort = 1 when a bound on this call's work
+--          (MAX_PROMOTE, MAX_TIMEOUTS) ended it with fewer than `limit` claimed while due work is
+--          left: the caller calls again at once, in the same claimSubmissions (no claim may stop
+--          early while ready lanes remain, DESIGN §3), else 0
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local MAX_PROMOTE, MAX_TIMEOUTS = 5000, 1000
 
@@ -36,6 +39,7 @@ if firstDelayed and tonumber(firstDelayed) <= NOW then
 end
 -- more due tasks than one call moves: claim nothing yet (order must stay exact), call again now
 local backlog = #due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0
+local cutShort = backlog
 
 -- providers whose next rate token is due release their parked lanes
 if firstRate and tonumber(firstRate) <= NOW then
@@ -160,7 +164,10 @@ while not stop and not backlog and #claimed < limit do
     local id = string.sub(members[1], KEYW + 1)
     local deadline = tonumber(redis.call('HGET', dk('task', id), 'deadlineAt'))
     if deadline and deadline <= NOW then
-      if #timedOut >= MAX_TIMEOUTS then break end
+      if #timedOut >= MAX_TIMEOUTS then
+        cutShort = true
+        break
+      end
       taken = 1
       expired[1] = id
     else
@@ -188,6 +195,7 @@ while not stop and not backlog and #claimed < limit do
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
           stop = true
+          cutShort = true
           break
         end
         expired[#expired + 1] = id
@@ -275,5 +283,4 @@ else
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end
 wake()
-if nextWake then return { nowS, leaseUntil, claimed, errs, timedOut, fmt(nextWake) } end
-return { nowS, leaseUntil, claimed, errs, timedOut }
+return { nowS, leaseUntil, claimed, errs, timedOut, nextWake and fmt(nextWake) or false, cutShort and 1 or 0 }

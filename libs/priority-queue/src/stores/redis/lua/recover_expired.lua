@@ -44,13 +44,16 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIM
   end
 end
 
--- deadlines: skip tasks under a live lease (their holder finishes them)
-local offset, scanned = 0, 0
-while touched < limit and scanned < 10 * limit + 100 do
-  local ids = redis.call('ZRANGEBYSCORE', K.deadlines, '-inf', fmt(NOW), 'LIMIT', offset, limit - touched)
+-- deadlines: skip tasks under a live lease (their holder finishes them). No cap on the ones
+-- skipped (at most the tasks in flight): the sweep goes on until `limit` are recovered or no
+-- past deadline is left, so live leases ahead never hide a task it may recover. Pages of at
+-- least 100; `offset` counts the skipped entries (the others leave the set).
+local offset = 0
+while touched < limit do
+  local ids = redis.call('ZRANGEBYSCORE', K.deadlines, '-inf', fmt(NOW), 'LIMIT', offset, math.max(limit - touched, 100))
   if #ids == 0 then break end
   for _, id in ipairs(ids) do
-    scanned = scanned + 1
+    if touched >= limit then break end
     local f = redis.call('HMGET', dk('task', id), 'status', 'leaseUntil')
     local lu = tonumber(f[2])
     if not f[1] or TERMINAL[f[1]] then
