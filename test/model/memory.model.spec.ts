@@ -8,5 +8,5 @@ describeModelBasedTest(
       return new MemoryTaskStore({ clock, agingIntervalMs });
     },
   },
-  { numRuns: 100, agingRuns: 40 },
+  { numRuns: 100, agingRuns: 40, wideRuns: 60 },
 );

@@ -2,17 +2,29 @@
  * Model-based test (fast-check): random op lists run against a store and the ReferenceModel;
  * claimed id sequences (in claim order), poll claims, fenced-write outcomes (ok / StaleLeaseError),
  * cancel / changePriority outcomes, recovery transitions, purge counts and every task's state
- * after every op must be identical. Fixed seed, bounded runs (fast on a server store).
+ * must be identical (the state after every op, or every `compareEvery` ops in a wide world).
  *
- * Usage: describeModelBasedTest(factory) with the StoreFactory of test/contract.
+ * Usage: describeModelBasedTest(factory, options) with the StoreFactory of test/contract. Each
+ * store runs the NARROW world (few lanes, without and with aging) and the WIDE world (hundreds
+ * of lanes, claims of 1 to 40), see model-world.ts; options.*Runs sizes each to the store's speed.
+ *
+ * Seeds: every run of the suite draws a new base seed (test i of a spec uses base + i), so each
+ * run explores new sequences. A failure's message starts with the line that replays it:
+ *
+ *   PQ_MODEL_SEED=<base> PQ_MODEL_PATH=<path> npx jest <spec file> -t '<test name>'
+ *
+ * PQ_MODEL_SEED alone reruns every test of a spec on that base seed; PQ_MODEL_PATH (with -t, it
+ * belongs to one test) goes straight to the shrunk counterexample. The base seed is also printed
+ * (console.error) as soon as a first failure is seen, and shrinking stops after SHRINK_BUDGET_MS
+ * (later candidates are skipped): the smallest failing sequence found by then is reported.
+ * A spec may pin `options.seed`; PQ_MODEL_SEED still wins.
+ *
  * Not modelled on purpose: deadlines (the interplay "expired submit lease AND past deadline"
  * is left open by the port; the contract suite covers deadlines), versions, nextWakeAt.
  */
 import fc from 'fast-check';
 import {
   ALL_STATUSES,
-  INT32_MAX,
-  INT32_MIN,
   isTerminal,
   ManualClock,
   StaleLeaseError,
@@ -28,103 +40,11 @@ import {
 } from 'nestjs-priority-queue/core';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { T0 } from '../contract/harness';
-import { ReferenceModel, type FencedResult, type ModelTask } from './reference-model';
+import { NARROW, runArb, WIDE, type Aim, type ModelWorld, type Op } from './model-world';
+import { ReferenceModel, referenceOrder, type FencedResult, type ModelTask } from './reference-model';
 
-const PROVIDERS = ['p1', 'p2'] as const;
-const ACCOUNTS = [null, 'a1', 'a2'] as const;
-const TENANTS = [null, 't1', 't2'] as const;
-const KEYS = [null, null, 'k1', 'k2'] as const;
-const IDEM = [null, null, null, 'i1', 'i2', 'i3'] as const;
-
-interface TaskSpec {
-  priority: number;
-  delayMs: number;
-  providerKey: string;
-  accountId: string | null;
-  tenantId: string | null;
-  concurrencyKey: string | null;
-  idempotencyKey: string | null;
-  idempotent: boolean;
-  maxAttempts: number;
-}
-
-type PollStatus = TaskStatus.SUBMITTED | TaskStatus.RUNNING;
-type Op =
-  | { kind: 'submit'; tasks: TaskSpec[] }
-  | { kind: 'claim'; limit: number; leaseMs: number }
-  | { kind: 'claimPolls'; leaseMs: number }
-  | { kind: 'markSubmitted'; pick: number; status: PollStatus; pollDelayMs: number }
-  | { kind: 'recordPoll'; pick: number; status: PollStatus; delayMs: number; pollErrors: number }
-  | { kind: 'complete'; pick: number; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED }
-  | { kind: 'retry'; pick: number; delayMs: number }
-  | { kind: 'release'; pick: number }
-  | { kind: 'renew'; pick: number; leaseMs: number }
-  | { kind: 'stale'; pick: number; what: 'complete' | 'retry' | 'release' | 'renew' | 'markSubmitted' }
-  | { kind: 'cancel'; pick: number }
-  | { kind: 'changePriority'; pick: number; priority: number }
-  | { kind: 'setLimits'; update: LimitUpdate }
-  | { kind: 'advance'; ms: number }
-  | { kind: 'recover' }
-  | { kind: 'purge'; ageMs: number };
-
-const priorityArb = fc.oneof(fc.constantFrom(INT32_MIN, INT32_MAX, INT32_MIN + 1, INT32_MAX - 1, 0), fc.integer({ min: -3, max: 3 }));
-const pick = fc.nat({ max: 1000 });
-
-const taskSpecArb: fc.Arbitrary<TaskSpec> = fc.record({
-  priority: priorityArb,
-  delayMs: fc.constantFrom(0, 0, 0, 100, 1000, 5000),
-  providerKey: fc.constantFrom(...PROVIDERS),
-  accountId: fc.constantFrom(...ACCOUNTS),
-  tenantId: fc.constantFrom(...TENANTS),
-  concurrencyKey: fc.constantFrom(...KEYS),
-  idempotencyKey: fc.constantFrom(...IDEM),
-  idempotent: fc.constantFrom(true, true, true, false),
-  maxAttempts: fc.constantFrom(1, 2, 5),
-});
-
-const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
-const limitArb: fc.Arbitrary<LimitUpdate> = fc.oneof(
-  fc.record({
-    kind: fc.constant('provider' as const),
-    providerKey: fc.constantFrom(...PROVIDERS),
-    paused: opt(fc.boolean()),
-    qps: opt(fc.constantFrom(null, 1, 2.5, 10)),
-    burst: opt(fc.constantFrom(null, 1, 3)),
-    accountConcurrency: opt(fc.constantFrom(null, 0, 1, 2)),
-  }),
-  fc.record({
-    kind: fc.constant('account' as const),
-    providerKey: fc.constantFrom(...PROVIDERS),
-    accountId: fc.constantFrom('a1', 'a2'),
-    concurrency: fc.constantFrom(null, 0, 1, 2, 3),
-  }),
-  fc.record({ kind: fc.constant('tenant' as const), tenantId: fc.constantFrom('t1', 't2'), quota: fc.constantFrom(null, 0, 1, 2) }),
-  fc.record({ kind: fc.constant('defaultTenant' as const), quota: fc.constantFrom(null, 1, 2) }),
-  fc.record({ kind: fc.constant('concurrencyKey' as const), key: fc.constantFrom('k1', 'k2'), limit: fc.constantFrom(null, 0, 1, 2, 3) }),
-);
-
-const pollStatus = fc.constantFrom(TaskStatus.SUBMITTED as PollStatus, TaskStatus.RUNNING as PollStatus);
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tasks: fc.array(taskSpecArb, { minLength: 1, maxLength: 6 }) }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 1, max: 6 }), leaseMs: fc.constantFrom(1000, 5000) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('claimPolls' as const), leaseMs: fc.constantFrom(1000, 5000) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('markSubmitted' as const), pick, status: pollStatus, pollDelayMs: fc.constantFrom(0, 500, 2000) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('recordPoll' as const), pick, status: pollStatus, delayMs: fc.constantFrom(0, 700), pollErrors: fc.nat({ max: 3 }) }) },
-  {
-    weight: 3,
-    arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, status: fc.constantFrom(TaskStatus.SUCCEEDED as const, TaskStatus.FAILED as const, TaskStatus.CANCELED as const) }),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick, delayMs: fc.constantFrom(0, 300, 2000) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('renew' as const), pick, leaseMs: fc.constantFrom(1000, 5000) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('stale' as const), pick, what: fc.constantFrom('complete' as const, 'retry' as const, 'release' as const, 'renew' as const, 'markSubmitted' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('changePriority' as const), pick, priority: priorityArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('setLimits' as const), update: limitArb }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(0, 1, 50, 250, 400, 1000, 3000) }) },
-  { weight: 2, arbitrary: fc.constant({ kind: 'recover' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('purge' as const), ageMs: fc.constantFrom(0, 1000) }) },
-);
+/** Shrinking time after the first failure (each candidate replays a whole sequence on the store). */
+const SHRINK_BUDGET_MS = 60_000;
 
 let idCounter = 0;
 function nextId(): string {
@@ -231,8 +151,18 @@ class Run {
     }
   }
 
-  private allIds(): string[] {
-    return this.model.tasks.map((t) => t.id);
+  /** 'any': any task the model knows; 'top': one of the 8 best due pending tasks (lane heads), else any. */
+  private pickId(pick: number, aim: Aim): string | undefined {
+    if (aim === 'top') {
+      const now = this.clock.now();
+      const top = this.model.tasks
+        .filter((t) => t.status === TaskStatus.PENDING_SUBMIT && t.runAt <= now)
+        .sort((a, b) => referenceOrder(a, b, this.model.agingIntervalMs))
+        .slice(0, 8);
+      if (top.length > 0) return top[pick % top.length].id;
+    }
+    const ids = this.model.tasks.map((t) => t.id);
+    return ids.length > 0 ? ids[pick % ids.length] : undefined;
   }
 
   /** Runs one op on both; false when it was a no-op (nothing to compare afterwards). */
@@ -240,7 +170,10 @@ class Run {
     const { store, model } = this;
     switch (op.kind) {
       case 'submit': {
-        const news: NewTask[] = op.tasks.map((s) => ({ ...s, id: nextId(), type: 'job', payload: { s: s.priority }, timeoutMs: null }));
+        // skewed: created with the clock set back (as by a producer whose clock is behind), each
+        // delay longer by the skew, so no task is due before the clock is back
+        const now = this.clock.now();
+        const news: NewTask[] = op.tasks.map((s) => ({ ...s, delayMs: s.delayMs + op.skewMs, id: nextId(), type: 'job', payload: { s: s.priority }, timeoutMs: null }));
         // a reused key mostly resubmits its task (tenant, payload as held; created = false); with
         // maxAttempts 1 the input keeps its own, a conflict when they differ (nothing is created)
         const firsts = new Map<string, NewTask>();
@@ -250,11 +183,16 @@ class Run {
           if (k !== null && !held) firsts.set(k, n);
           else if (held && n.maxAttempts !== 1) Object.assign(n, { tenantId: held.tenantId, payload: held.payload });
         }
-        const res = await outcome(store.create(news));
-        const want = model.create(news);
-        if (want === 'conflict') expect(res.ok ? 'created' : res.error).toBeInstanceOf(IdempotencyConflictError);
-        else if (!res.ok) throw res.error;
-        else expect(res.value.map((r) => ({ id: r.task.id, created: r.created }))).toEqual(want);
+        this.clock.set(now - op.skewMs);
+        try {
+          const res = await outcome(store.create(news));
+          const want = model.create(news);
+          if (want === 'conflict') expect(res.ok ? 'created' : res.error).toBeInstanceOf(IdempotencyConflictError);
+          else if (!res.ok) throw res.error;
+          else expect(res.value.map((r) => ({ id: r.task.id, created: r.created }))).toEqual(want);
+        } finally {
+          this.clock.set(now);
+        }
         return true;
       }
       case 'claim': {
@@ -360,18 +298,16 @@ class Run {
         return true;
       }
       case 'cancel': {
-        const ids = this.allIds();
-        if (!ids.length) return false;
-        const id = ids[op.pick % ids.length];
+        const id = this.pickId(op.pick, op.aim);
+        if (id === undefined) return false;
         const got = await store.cancel(id);
         const want = model.cancel(id);
         expect(got && comparable(got)).toEqual(want && comparable(want));
         return true;
       }
       case 'changePriority': {
-        const ids = this.allIds();
-        if (!ids.length) return false;
-        const id = ids[op.pick % ids.length];
+        const id = this.pickId(op.pick, op.aim);
+        if (id === undefined) return false;
         const got = await outcome(store.changePriority(id, op.priority));
         const want = model.changePriority(id, op.priority);
         const kind = got.ok ? 'ok' : got.error instanceof InvalidStateError ? 'invalid' : got.error instanceof TaskNotFoundError ? 'notfound' : String(got.error);
@@ -427,62 +363,96 @@ function countStatuses(ts: readonly ModelTask[]): Record<string, number> {
 }
 
 export interface ModelBasedOptions {
-  /** Runs without aging (default 30) and with aging (default 10). */
+  /** Runs of the narrow world without aging (default 30), with aging (default 10), of the wide world (default 10). */
   numRuns?: number;
   agingRuns?: number;
+  wideRuns?: number;
+  /** Pins the base seed (PQ_MODEL_SEED still wins); default: a new one every run. */
   seed?: number;
+  /** Ops of a narrow run, at most. */
   maxOps?: number;
 }
 
-export function describeModelBasedTest(factory: StoreFactory, options: ModelBasedOptions = {}): void {
-  const seed = options.seed ?? 20240611;
-  // every run starts with some limits and a backlog, then random ops
-  const ops = fc
-    .tuple(
-      fc.array(limitArb, { minLength: 0, maxLength: 4 }),
-      fc.array(taskSpecArb, { minLength: 5, maxLength: 25 }),
-      fc.array(opArb, { minLength: 20, maxLength: options.maxOps ?? 80, size: 'max' }),
-    )
-    .map(([limits, backlog, rest]): Op[] => [
-      ...limits.map((update): Op => ({ kind: 'setLimits', update })),
-      { kind: 'submit', tasks: backlog },
-      ...rest,
-    ]);
+/** The base seed of this process: PQ_MODEL_SEED, else the spec's pinned one, else new. */
+function baseSeed(pinned: number | undefined): number {
+  const env = process.env.PQ_MODEL_SEED;
+  if (env !== undefined && env !== '') {
+    const n = Number(env);
+    if (!Number.isSafeInteger(n)) throw new Error(`PQ_MODEL_SEED must be an integer, got ${JSON.stringify(env)}`);
+    return n;
+  }
+  return pinned ?? Math.floor(Math.random() * 2 ** 31);
+}
 
-  const property = (agingIntervalMs: number) =>
-    fc.asyncProperty(ops, async (list) => {
-      const clock = new ManualClock(T0);
-      const store = await factory.create({ clock, agingIntervalMs: agingIntervalMs || undefined });
-      try {
-        await store.init();
-        const run = new Run(store, clock, agingIntervalMs);
-        for (const [i, op] of list.entries()) {
-          try {
-            if (await run.apply(op)) await run.compareState();
-          } catch (e) {
-            const msg = e instanceof Error ? e.message : String(e);
-            throw new Error(`op #${i} ${JSON.stringify(op)} failed:\n${msg}`);
-          }
+export function describeModelBasedTest(factory: StoreFactory, options: ModelBasedOptions = {}): void {
+  const seed = baseSeed(options.seed);
+
+  /** Runs one op list on a fresh store and the model. */
+  async function runOps(list: Op[], world: ModelWorld, agingIntervalMs: number): Promise<void> {
+    const clock = new ManualClock(T0);
+    const store = await factory.create({ clock, agingIntervalMs: agingIntervalMs || undefined });
+    try {
+      await store.init();
+      const run = new Run(store, clock, agingIntervalMs);
+      let applied = 0;
+      for (const [i, op] of list.entries()) {
+        try {
+          if ((await run.apply(op)) && ++applied % world.compareEvery === 0) await run.compareState();
+        } catch (e) {
+          const msg = e instanceof Error ? e.message : String(e);
+          throw new Error(`op #${i} ${JSON.stringify(op)} failed:\n${msg}`);
         }
-        if (process.env.PQ_MODEL_DEBUG) console.log(JSON.stringify({ ops: list.length, tasks: run.model.tasks.length, held: run.held.length, byStatus: countStatuses(run.model.tasks) }));
-        await run.compareState();
-        await run.compareTasks(ALL_STATUSES);
-      } finally {
-        await store.close();
+      }
+      if (process.env.PQ_MODEL_DEBUG) console.log(JSON.stringify({ world: world.name, ops: list.length, tasks: run.model.tasks.length, held: run.held.length, byStatus: countStatuses(run.model.tasks) }));
+      await run.compareState();
+      await run.compareTasks(ALL_STATUSES);
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** fc.check of one test; a failure is thrown with the line that replays it first. */
+  async function check(offset: number, world: ModelWorld, agingIntervalMs: number, numRuns: number): Promise<void> {
+    const testSeed = seed + offset;
+    const replay = () => {
+      const { testPath, currentTestName } = expect.getState();
+      return `PQ_MODEL_SEED=${seed} npx jest ${testPath ?? ''} -t ${JSON.stringify(currentTestName ?? '')}`;
+    };
+    let firstFailureAt: number | null = null;
+    const property = fc.asyncProperty(runArb(world === NARROW && options.maxOps ? { ...world, maxOps: options.maxOps } : world), async (list) => {
+      if (firstFailureAt !== null && Date.now() - firstFailureAt > SHRINK_BUDGET_MS) return; // shrink budget spent
+      try {
+        await runOps(list, world, agingIntervalMs);
+      } catch (e) {
+        if (firstFailureAt === null) {
+          firstFailureAt = Date.now();
+          console.error(`model-based ${factory.name}: a run failed; replay: ${replay()}`);
+        }
+        throw e;
       }
     });
+    // a given path replays that counterexample as it is (no shrinking again)
+    const path = process.env.PQ_MODEL_PATH || undefined;
+    const details = await fc.check(property, { seed: testSeed, numRuns, path, endOnFailure: path !== undefined });
+    if (details.failed) {
+      const where = details.counterexamplePath ? ` PQ_MODEL_PATH=${details.counterexamplePath}` : '';
+      const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+      throw new Error(`replay: ${replay().replace(/^PQ_MODEL_SEED=\S+/, (m) => m + where)}\n${error}\n\n${fc.defaultReportMessage(details)}`);
+    }
+  }
+
+  // generous: a failing run also shrinks (SHRINK_BUDGET_MS); a passing one takes what it takes
+  const TIMEOUT = 600_000;
 
   describe(`model-based: ${factory.name} behaves like the reference model`, () => {
     afterAll(async () => {
       await factory.teardown?.();
     });
 
-    it('random op sequences without aging', async () => {
-      await fc.assert(property(0), { seed, numRuns: options.numRuns ?? 30, endOnFailure: false });
-    });
+    it('random op sequences without aging', () => check(0, NARROW, 0, options.numRuns ?? 30), TIMEOUT);
 
-    it('random op sequences with aging (T = 1000 ms)', async () => {
-      await fc.assert(property(1000), { seed: seed + 1, numRuns: options.agingRuns ?? 10 });
-    });
+    it('random op sequences with aging (T = 1000 ms)', () => check(1, NARROW, 1000, options.agingRuns ?? 10), TIMEOUT);
+
+    it('wide world: hundreds of lanes, long sequences, claims of 1 to 40', () => check(2, WIDE, 0, options.wideRuns ?? 10), TIMEOUT);
   });
 }

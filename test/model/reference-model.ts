@@ -1,7 +1,7 @@
 /**
  * A plain, obviously-correct reference of the TaskStore semantics (DESIGN §2–§4, the port's doc
  * comments), for the model-based test. No indexes, no lanes: every task sits in one array and a
- * claim sorts every due candidate with compareOrder and scans for the first admissible one,
+ * claim sorts every due candidate (referenceOrder) and scans for the first admissible one,
  * once per batch item. Slots are counted from statuses, the rate with the same gcra() helper.
  *
  * Lease ids are the model's own ("m1", "m2", ...); the driver maps them to the store's.
@@ -10,7 +10,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
   accountKey,
-  compareOrder,
   effectiveAccountLimit,
   effectiveBurst,
   effectiveConcurrencyKeyLimit,
@@ -29,6 +28,25 @@ import {
 } from 'nestjs-priority-queue/core';
 
 export type ModelTask = Omit<Task, 'version' | 'updatedAt'>;
+
+/**
+ * DESIGN §2 written out again, independent of core/order-key.ts (a bug there would otherwise be
+ * the model's too): with aging T, runAt - priority * T ascending (exact, as a bigint); then
+ * priority descending, runAt, createdAt and seq ascending.
+ */
+export function referenceOrder(a: ModelTask, b: ModelTask, agingIntervalMs: number): number {
+  const keys = (t: ModelTask): bigint[] => [
+    agingIntervalMs > 0 ? BigInt(t.runAt) - BigInt(t.priority) * BigInt(agingIntervalMs) : 0n,
+    -BigInt(t.priority),
+    BigInt(t.runAt),
+    BigInt(t.createdAt),
+    BigInt(t.seq),
+  ];
+  const ka = keys(a);
+  const kb = keys(b);
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
+  return 0;
+}
 
 export type FencedResult = { ok: true; task: ModelTask } | { ok: false; stale: true };
 
@@ -108,28 +126,27 @@ export class ReferenceModel {
     return out;
   }
 
-  private inFlight(pred: (t: ModelTask) => boolean): number {
-    let n = 0;
-    for (const t of this.tasks) if (isInFlight(t.status) && pred(t)) n++;
-    return n;
+  /** In-flight tasks (counted from statuses) per account, tenant and concurrency key. */
+  private inFlightCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    const add = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
+    for (const t of this.tasks) {
+      if (!isInFlight(t.status)) continue;
+      if (t.accountId !== null) add(`a:${accountKey(t.providerKey, t.accountId)}`);
+      if (t.tenantId !== null) add(`t:${t.tenantId}`);
+      if (t.concurrencyKey !== null) add(`c:${t.concurrencyKey}`);
+    }
+    return counts;
   }
 
   /** Every limit but the rate; the rate is checked (and spent) last, only when all others pass. */
-  private slotsFree(c: ModelTask): boolean {
+  private slotsFree(c: ModelTask, inFlight: Map<string, number>): boolean {
     const p = this.limits.providers[c.providerKey] ?? emptyProviderLimits();
     if (p.paused) return false;
-    if (c.accountId !== null) {
-      const lim = effectiveAccountLimit(this.limits, c.providerKey, c.accountId);
-      if (lim !== null && this.inFlight((t) => t.providerKey === c.providerKey && t.accountId === c.accountId) >= lim) return false;
-    }
-    if (c.tenantId !== null) {
-      const lim = effectiveTenantQuota(this.limits, c.tenantId);
-      if (lim !== null && this.inFlight((t) => t.tenantId === c.tenantId) >= lim) return false;
-    }
-    if (c.concurrencyKey !== null) {
-      const lim = effectiveConcurrencyKeyLimit(this.limits, c.concurrencyKey);
-      if (this.inFlight((t) => t.concurrencyKey === c.concurrencyKey) >= lim) return false;
-    }
+    const full = (key: string, lim: number | null) => lim !== null && (inFlight.get(key) ?? 0) >= lim;
+    if (c.accountId !== null && full(`a:${accountKey(c.providerKey, c.accountId)}`, effectiveAccountLimit(this.limits, c.providerKey, c.accountId))) return false;
+    if (c.tenantId !== null && full(`t:${c.tenantId}`, effectiveTenantQuota(this.limits, c.tenantId))) return false;
+    if (c.concurrencyKey !== null && full(`c:${c.concurrencyKey}`, effectiveConcurrencyKeyLimit(this.limits, c.concurrencyKey))) return false;
     return true;
   }
 
@@ -149,7 +166,8 @@ export class ReferenceModel {
     while (claimed.length < limit) {
       const candidates = this.tasks
         .filter((t) => t.status === TaskStatus.PENDING_SUBMIT && t.runAt <= now)
-        .sort((a, b) => compareOrder(a, b, this.agingIntervalMs));
+        .sort((a, b) => referenceOrder(a, b, this.agingIntervalMs));
+      const inFlight = this.inFlightCounts();
       let picked: ModelTask | null = null;
       for (const c of candidates) {
         if (c.deadlineAt !== null && c.deadlineAt <= now) {
@@ -157,7 +175,7 @@ export class ReferenceModel {
           timedOut.push(c);
           continue;
         }
-        if (this.slotsFree(c) && this.takeToken(c.providerKey)) {
+        if (this.slotsFree(c, inFlight) && this.takeToken(c.providerKey)) {
           picked = c;
           break;
         }

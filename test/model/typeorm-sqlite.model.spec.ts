@@ -3,4 +3,4 @@ import { describeModelBasedTest } from './model-based';
 
 // Real database (see test/typeorm/typeorm-dialects.ts); never skipped.
 jest.setTimeout(240_000);
-describeModelBasedTest(typeOrmStoreFactory('sqlite'));
+describeModelBasedTest(typeOrmStoreFactory('sqlite'), { wideRuns: 30 });
