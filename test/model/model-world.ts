@@ -161,10 +161,12 @@ export function limitArb(w: ModelWorld): fc.Arbitrary<LimitUpdate> {
 export function opArb(w: ModelWorld): fc.Arbitrary<Op> {
   const pollStatus = fc.constantFrom(TaskStatus.SUBMITTED as PollStatus, TaskStatus.RUNNING as PollStatus);
   const tasks = fc.array(taskSpecArb(w), { minLength: 1, maxLength: w.maxSubmit });
+  // 1..maxClaim, a third of them 1..3 (a small claim reaches a bound on lanes examined soonest)
+  const claimLimit = fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 1, max: Math.min(3, w.maxClaim) }) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: w.maxClaim }) });
   return fc.oneof(
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('submit' as const), tasks, skewMs: fc.constant(0) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('submit' as const), tasks, skewMs: fc.constantFrom(50, 100, 1000) }) },
-    { weight: w.claimWeight, arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 1, max: w.maxClaim }), leaseMs: fc.constantFrom(1000, 5000) }) },
+    { weight: w.claimWeight, arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: claimLimit, leaseMs: fc.constantFrom(1000, 5000) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('claimPolls' as const), leaseMs: fc.constantFrom(1000, 5000) }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('markSubmitted' as const), pick, status: pollStatus, pollDelayMs: fc.constantFrom(0, 500, 2000) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('recordPoll' as const), pick, status: pollStatus, delayMs: fc.constantFrom(0, 700), pollErrors: fc.nat({ max: 3 }) }) },
