@@ -1,22 +1,36 @@
 import type { IdempotencyField } from './idempotency';
 import { Messages } from './messages';
 
-/** Base class of every error the library throws on purpose. */
+/**
+ * Base class of every error the library throws on purpose. `code` is stable across releases
+ * (match on it, not on the message or the class name): each class declares its own `static code`;
+ * a subclass without one gets its class name in UPPER_SNAKE_CASE without the `Error` suffix.
+ */
 export class PriorityQueueError extends Error {
+  static readonly code: string = 'PRIORITY_QUEUE_ERROR';
+  readonly code: string;
+
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
+    this.code = Object.prototype.hasOwnProperty.call(new.target, 'code') ? (new.target as { code: string }).code : codeOfName(new.target.name);
   }
+}
+
+function codeOfName(name: string): string {
+  return name.replace(/Error$/, '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase() || 'PRIORITY_QUEUE_ERROR';
 }
 
 /** Bad input: nothing was written. `details` lists each problem found. */
 export class ValidationError extends PriorityQueueError {
+  static override readonly code: string = 'VALIDATION';
   constructor(message: string, readonly details: readonly string[] = []) {
     super(message);
   }
 }
 
 export class UnknownTaskTypeError extends ValidationError {
+  static override readonly code: string = 'UNKNOWN_TASK_TYPE';
   constructor(readonly type: string, known: readonly string[]) {
     super(Messages.unknownType(type, known), [`type: unknown "${type}"`]);
   }
@@ -39,16 +53,20 @@ export class IdempotencyConflictError extends PriorityQueueError {
 }
 
 export class TaskNotFoundError extends PriorityQueueError {
+  static override readonly code: string = 'TASK_NOT_FOUND';
   constructor(readonly taskId: string) {
     super(Messages.taskNotFound(taskId));
   }
 }
 
 /** The task is not in a status where this operation applies. */
-export class InvalidStateError extends PriorityQueueError {}
+export class InvalidStateError extends PriorityQueueError {
+  static override readonly code: string = 'INVALID_STATE';
+}
 
 /** A fenced write carried a lease id or version that is no longer current. */
 export class StaleLeaseError extends PriorityQueueError {
+  static override readonly code: string = 'STALE_LEASE';
   constructor(readonly taskId: string) {
     super(Messages.staleLease(taskId));
   }
@@ -56,14 +74,18 @@ export class StaleLeaseError extends PriorityQueueError {
 
 /** The abort reason a handler's signal carries when its task's deadline passed (DESIGN §4). */
 export class DeadlinePassedError extends PriorityQueueError {
+  static override readonly code: string = 'DEADLINE_PASSED';
   constructor(readonly taskId: string, readonly deadlineAt: number) {
     super(Messages.deadlinePassed(taskId, deadlineAt));
   }
 }
 
-export class HandlerRegistrationError extends PriorityQueueError {}
+export class HandlerRegistrationError extends PriorityQueueError {
+  static override readonly code: string = 'HANDLER_REGISTRATION';
+}
 
 export class StoreClosedError extends PriorityQueueError {
+  static override readonly code: string = 'STORE_CLOSED';
   constructor() {
     super(Messages.storeClosed());
   }
@@ -75,10 +97,58 @@ export class StoreClosedError extends PriorityQueueError {
  * even when the handler is not idempotent.
  */
 export class NotSubmittedError extends PriorityQueueError {
+  static override readonly code: string = 'NOT_SUBMITTED';
   constructor(message: string, readonly retryAfterMs?: number) {
     super(message);
   }
 }
 
 /** Thrown by a handler when retrying cannot help: the task fails at once. */
-export class PermanentError extends PriorityQueueError {}
+export class PermanentError extends PriorityQueueError {
+  static override readonly code: string = 'PERMANENT';
+}
+
+/** A task type submitted through the manager of a queue it does not belong to. Nothing was written. */
+export class WrongQueueError extends ValidationError {
+  static override readonly code: string = 'WRONG_QUEUE';
+  constructor(
+    readonly type: string,
+    readonly queue: string,
+    readonly ownerQueue: string,
+  ) {
+    super(Messages.wrongQueue(type, queue, ownerQueue), [`type: "${type}" belongs to queue "${ownerQueue}"`]);
+  }
+}
+
+/** waitFor() gave up before the task reached a terminal status (the task itself is unchanged). */
+export class WaitTimeoutError extends PriorityQueueError {
+  static override readonly code: string = 'WAIT_TIMEOUT';
+  constructor(
+    readonly taskId: string,
+    readonly timeoutMs: number,
+    readonly lastStatus: string | null,
+  ) {
+    super(Messages.waitTimeout(taskId, timeoutMs, lastStatus));
+  }
+}
+
+/** The module or a store is set up in a way that cannot work (found at start-up). */
+export class ConfigurationError extends PriorityQueueError {
+  static override readonly code: string = 'CONFIGURATION';
+}
+
+/** The store's server could not be reached (e.g. Redis down at start-up past initTimeoutMs). */
+export class StoreUnavailableError extends PriorityQueueError {
+  static override readonly code: string = 'STORE_UNAVAILABLE';
+}
+
+/** A queue name that no registerQueue() / forRoot() registered in this application. */
+export class QueueNotFoundError extends PriorityQueueError {
+  static override readonly code: string = 'QUEUE_NOT_FOUND';
+  constructor(
+    readonly queue: string,
+    known: readonly string[],
+  ) {
+    super(Messages.queueNotFound(queue, known));
+  }
+}

@@ -42,13 +42,53 @@ export const Messages = {
   scheduleModuleMissing: () =>
     `PriorityQueueModule workers need @nestjs/schedule: import ScheduleModule.forRoot() once in your root module (the library never imports it itself), or set workers: { enabled: false } in a producer-only process.`,
   unknownStoreType: (type: unknown) =>
-    `Unknown store type ${String(type)}: use { type: 'memory' }, { type: 'redis', connection }, { type: 'typeorm', dataSource }, or pass a TaskStore instance.`,
+    `Unknown store ${typeof type === 'object' && type !== null ? JSON.stringify(type) : String(type)}: use memoryStore(), redisStore({ url } | { connection }) from nestjs-priority-queue/redis, typeormStore({ dataSource }) from nestjs-priority-queue/typeorm, a TaskStore instance, or the configs { type: 'memory' }, { type: 'redis', connection }, { type: 'typeorm', dataSource }.`,
+  queueNotFound: (name: string, known: readonly string[]) =>
+    `Queue "${name}" is not registered in this application. Registered queues: ${known.length ? known.join(', ') : '(none)'}.`,
   driverMissing: (driver: string, store: string) =>
     `The ${store} store needs the "${driver}" package: npm install ${driver}.`,
   invalidState: (id: string, status: string, operation: string) =>
     `Task ${id} is ${status}: ${operation} does not apply in that status. Nothing was changed.`,
   legacyKeySpace: (legacyBase: string, base: string) =>
     `This queue's Redis keys moved from ${legacyBase}* to ${base}* (the prefix and queue name are now escaped, so that no two prefix/queue pairs share keys), and ${legacyBase}* still holds a queue written by an earlier version. Drain it with that version and delete its keys, or rename them to the new names (docs/REDIS.md, "Upgrading a prefix or queue name with : or \\"). Nothing was changed.`,
+  // named queues, events and module set-up (nest/)
+  wrongQueue: (type: string, queue: string, owner: string) =>
+    `Task type "${type}" belongs to queue "${owner}", not "${queue}": submit it through that queue's TaskManager (@InjectTaskManager('${owner}')). Nothing was queued.`,
+  typeInTwoQueues: (type: string, a: string, b: string) =>
+    `Task type "${type}" is registered in queue "${a}" and in queue "${b}". A type belongs to one queue: keep one @PriorityTask / taskTypes entry, or rename one of the types.`,
+  queueNotRegistered: (queue: string, who: string) =>
+    `${who} uses queue "${queue}", which is not registered: add PriorityQueueModule.registerQueue({ name: '${queue}' }) to the imports of a module.`,
+  rootImportedTwice: () =>
+    `PriorityQueueModule.forRoot() / forRootAsync() is imported twice in this application: that would make two stores and two workers, and limits set through one would not hold for the tasks of the other. Import it once (in the root module; it is global), and use registerQueue() for more queues.`,
+  queueRegisteredTwice: (queue: string) =>
+    `Queue "${queue}" is registered twice in this application (PriorityQueueModule.registerQueue / forRoot). Register each queue once, in one module, and export it (or set isGlobal: true) where other modules need it.`,
+  queueStoredTwice: (queue: string, other: string, stored: string) =>
+    `Queues "${other}" and "${queue}" would both live in the store's queue "${stored}" (the { type, queue } store config names the default queue "${stored}"). Give the named queue another name.`,
+  rootMissing: (queue: string) =>
+    `PriorityQueueModule.registerQueue({ name: '${queue}' }) needs PriorityQueueModule.forRoot() (or forRootAsync()) imported once in the application, as a global module (the default: isGlobal is true).`,
+  singleStoreQueues: (queue: string) =>
+    `Queue "${queue}" cannot be created: forRoot({ store }) was given one TaskStore instance, which holds one queue. Pass a store backend instead (memoryStore(), redisStore() from nestjs-priority-queue/redis, typeormStore() from nestjs-priority-queue/typeorm), or give registerQueue({ name: '${queue}', store }) a TaskStore of its own.`,
+  badQueueName: (name: unknown) =>
+    `Invalid queue name ${JSON.stringify(name)}: use 1 to 64 characters from letters, digits, '.', '_' and '-'.`,
+  badEventName: (where: string, name: unknown, known: readonly string[]) =>
+    `${where}: unknown task event ${JSON.stringify(name)}. Use one of: ${known.join(', ')}.`,
+  promClientMissing: () =>
+    `PriorityQueueModule option metrics needs the optional package "prom-client": npm install prom-client (or remove the metrics option).`,
+  waitTimeout: (id: string, ms: number, status: string | null) =>
+    `Task ${id} did not finish within ${ms} ms (last seen ${status ?? 'nowhere'}). It is not cancelled: wait again, or cancel it.`,
+  factoryArgument: (name: string, value: unknown, forms: string, detail?: string) =>
+    `${name}() got ${typeof value === 'string' ? `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}` : value === null ? 'null' : typeof value === 'object' ? `{ ${Object.keys(value as object).join(', ')} }` : String(value)}${detail ? ` (${detail})` : ''}: use ${forms}.`,
+  notRedisConnection: (where: string, got: string) =>
+    `${where} must be an ioredis client (new Redis(...) or new Cluster(...)), got ${got}. For a URL use redisStore({ url }) from nestjs-priority-queue/redis (the library then opens and closes the connection).`,
+  notDataSource: (where: string, looksLikeOptions: boolean) =>
+    looksLikeOptions
+      ? `${where} must be a TypeORM DataSource, got DataSource options: create it with new DataSource(options) and initialize() it, or inject the one of @nestjs/typeorm (inject: [DataSource]).`
+      : `${where} must be a TypeORM DataSource (new DataSource(options), initialized, or the one of @nestjs/typeorm).`,
+  redisWaiting: (where: string, status: string, lastError: string | null, timeoutMs: number) =>
+    `Waiting for ${where} (connection ${status}${lastError ? `: ${lastError}` : ''}); start-up fails if it does not answer within ${timeoutMs} ms (initTimeoutMs).`,
+  redisUnavailable: (where: string, timeoutMs: number, lastError: string | null) =>
+    `${where} did not answer within ${timeoutMs} ms (initTimeoutMs)${lastError ? `; last error: ${lastError}` : ''}. Start Redis or fix the connection settings, or raise initTimeoutMs.`,
+  redisClosed: (where: string) => `The connection to ${where} is closed (quit() or disconnect() was called before the application started).`,
   // TypeORM store
   unsupportedDriver: (type: string) =>
     `The TypeORM task store supports the DataSource types "postgres", "mysql", "mariadb", "better-sqlite3" and "sqlite", not "${type}".`,

@@ -1,4 +1,4 @@
-import { HandlerRegistrationError, UnknownTaskTypeError } from './errors';
+import { HandlerRegistrationError, UnknownTaskTypeError, WrongQueueError } from './errors';
 import { TASK_TYPE_DEFAULTS, type ResolvedTaskType, type TaskHandler, type TaskTypeOptions } from './handler';
 import { Messages } from './messages';
 import { validateTaskTypeOptions } from './validation';
@@ -17,6 +17,11 @@ export interface RegisteredTaskType {
  */
 export class TaskTypeRegistry {
   private readonly byType = new Map<string, RegisteredTaskType>();
+  /**
+   * Named queues: the queue this registry serves, and where to look up the queue that owns a type
+   * unknown here, so that a submit through the wrong queue says which queue to use.
+   */
+  owner: { queue: string; queueOf(type: string): string | undefined } | null = null;
 
   register(type: string, options: TaskTypeOptions = {}, handler: TaskHandler | null = null, source = 'options'): void {
     const resolved = resolveTaskType(type, options);
@@ -41,7 +46,11 @@ export class TaskTypeRegistry {
 
   resolve(type: string): ResolvedTaskType {
     const entry = this.byType.get(type);
-    if (!entry) throw new UnknownTaskTypeError(type, this.types());
+    if (!entry) {
+      const elsewhere = this.owner?.queueOf(type);
+      if (elsewhere !== undefined && elsewhere !== this.owner!.queue) throw new WrongQueueError(type, this.owner!.queue, elsewhere);
+      throw new UnknownTaskTypeError(type, this.types());
+    }
     return entry.resolved;
   }
 

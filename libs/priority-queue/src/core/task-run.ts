@@ -31,6 +31,16 @@ export interface TaskRunContext {
   pollScheduled: (delayMs: number) => number;
   /** The handler returned (or threw): only the outcome's write is left. Called at most once per run. */
   handlerDone?: (run: TaskRun) => void;
+  /** Told of handler errors and lost leases (for logs); never changes what the run does. */
+  observer?: WorkerObserver;
+}
+
+/** What a worker reports besides transitions (which go to TaskEvents): for logs and metrics. */
+export interface WorkerObserver {
+  /** A handler threw (submit / run, or poll); the transition that follows, if any, is an event. */
+  handlerFailed?(task: Task, error: unknown, phase: 'submit' | 'poll'): void;
+  /** This worker lost a task's lease (another worker or the recovery owns it now): the handler was aborted or its outcome dropped. */
+  leaseLost?(task: Task): void;
 }
 
 /**
@@ -200,6 +210,7 @@ export class TaskRun {
       const pollDelayMs = this.ctx.pollScheduled(type.pollIntervalMs);
       await this.finish((f) => store.markSubmitted(f, { externalId, status: TaskStatus.SUBMITTED, pollDelayMs }));
     } catch (error) {
+      this.ctx.observer?.handlerFailed?.(this.task, error, 'submit');
       await this.submitFailed(type, error);
     }
   }
@@ -248,6 +259,7 @@ export class TaskRun {
     try {
       result = await found.handler.poll(pctx);
     } catch (error) {
+      this.ctx.observer?.handlerFailed?.(task, error, 'poll');
       if (error instanceof PermanentError) {
         return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorMessage(error) }));
       }
@@ -367,7 +379,10 @@ export class TaskRun {
    */
   private async afterRefusal(e: unknown, refences: number): Promise<'again' | 'lost' | 'error'> {
     if (!(e instanceof StaleLeaseError) || refences >= MAX_REFENCES) return 'error';
-    return !this.lost && (await this.refence()) ? 'again' : 'lost';
+    if (this.lost) return 'lost';
+    if (await this.refence()) return 'again';
+    this.ctx.observer?.leaseLost?.(this.task);
+    return 'lost';
   }
 
   /**

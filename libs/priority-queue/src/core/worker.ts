@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { TaskEvents } from './events';
 import { SweepCancels } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
-import { TaskRun, type TaskRunContext } from './task-run';
+import { TaskRun, type TaskRunContext, type WorkerObserver } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
 import { NodeTimerHost, type TimerHost } from './timers';
@@ -54,6 +54,8 @@ export interface WorkerOptions {
   random?: () => number;
   /** Called with errors the loop survives (store unreachable, a listener failing...). */
   onError?: (error: unknown) => void;
+  /** Told of handler errors and lost leases (for logs). */
+  observer?: WorkerObserver;
 }
 
 interface ActiveRun {
@@ -156,6 +158,7 @@ export class Worker {
       storeNow: () => Date.now() + this.clockOffset,
       pollScheduled: (ms) => this.pollScheduled(ms),
       handlerDone: (run) => this.release(run),
+      observer: options.observer,
     };
   }
 
