@@ -91,6 +91,9 @@ export const WAKE_CHANNEL_SUFFIX = 'wake';
 /** Value of the `keys` field of `meta`: written by init, it marks a key space of the escaped hash tag. */
 export const KEY_LAYOUT = 'escaped-tag';
 
+/** Pub/sub channel (suffix) of task transitions between processes (event-transport.ts; the scripts never publish on it). */
+export const EVENTS_CHANNEL_SUFFIX = 'events';
+
 export interface QueueKeys {
   /** `{prefix:queue}:`, each part escaped (tagPart) */
   base: string;
@@ -103,6 +106,8 @@ export interface QueueKeys {
   /** KEYS of every script call (one key of the queue's slot). */
   route: string[];
   channel: string;
+  /** Channel of task transitions (published by the Node side, see event-transport.ts). */
+  events: string;
   task(id: string): string;
   status(status: string): string;
 }
@@ -129,6 +134,7 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     legacyBase: legacy === base ? null : legacy,
     route: [base + 'seq'],
     channel: base + WAKE_CHANNEL_SUFFIX,
+    events: base + EVENTS_CHANNEL_SUFFIX,
     task: (id) => base + DYNAMIC_KEYS.task + id,
     status: (s) => base + DYNAMIC_KEYS.status + s,
   };

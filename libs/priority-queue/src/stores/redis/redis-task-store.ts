@@ -45,6 +45,9 @@ import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
 import { READ_ONLY_SCRIPTS, loadScripts, luaScripts, runScript, type ReplicaWait, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
+import { assertRedisConnection } from './connection-check';
+import { RedisEventTransport } from './event-transport';
+import type { TaskEventTransport } from '../../core/event-transport.port';
 
 export interface RedisTaskStoreOptions extends StoreOptions {
   /** An ioredis connection (or Cluster); the store never closes it. Subscriptions use `duplicate()`s. */
@@ -106,6 +109,7 @@ export class RedisTaskStore implements TaskStore {
 
   constructor(options: RedisTaskStoreOptions) {
     this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+    assertRedisConnection(options.connection, 'RedisTaskStore({ connection })');
     this.connection = options.connection;
     this.clock = options.clock ?? null;
     this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
@@ -141,6 +145,11 @@ export class RedisTaskStore implements TaskStore {
     this.closed = true;
     this.leased.clear();
     await this.wakes.closeAll();
+  }
+
+  /** Task transitions of this queue between processes: Redis pub/sub (at most once). */
+  createEventTransport(): TaskEventTransport {
+    return new RedisEventTransport(this.connection, this.keys.events);
   }
 
   async now(): Promise<number> {

@@ -38,3 +38,11 @@ export function tableNames(prefix: string): TableNames {
     schemaVersion: `${prefix}schema_version`,
   };
 }
+
+/**
+ * PostgreSQL NOTIFY channel of one queue: `<prefix><kind>_<16 hex of sha1(prefix NUL queue)>`
+ * (at most 31 + 7 + 17 characters, under PostgreSQL's 63). `hash` is that sha1.
+ */
+export function notifyChannel(prefix: string, hash: Buffer, kind: 'wake' | 'events'): string {
+  return `${prefix}${kind}_${hash.toString('hex').slice(0, 16)}`;
+}

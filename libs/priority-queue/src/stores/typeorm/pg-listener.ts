@@ -4,20 +4,21 @@ interface PgClient {
   connect(): Promise<void>;
   query(sql: string): Promise<unknown>;
   end(): Promise<void>;
-  on(event: 'notification', fn: (m: { channel: string }) => void): void;
+  on(event: 'notification', fn: (m: { channel: string; payload?: string }) => void): void;
   on(event: 'error' | 'end', fn: (e?: unknown) => void): void;
   removeAllListeners(): void;
 }
 
 /**
- * Wake-ups on PostgreSQL: ONE dedicated connection (not taken from the DataSource pool) runs
- * LISTEN on the queue's channel; create() and setLimits() NOTIFY it in their transactions.
- * When the connection drops (server restart), it reconnects with back-off and wakes every
- * listener once, since notifications sent meanwhile were lost.
+ * LISTEN on PostgreSQL: ONE dedicated connection (not taken from the DataSource pool) runs
+ * LISTEN on one channel. Wake-ups: create() and setLimits() NOTIFY the queue's wake channel in
+ * their transactions. Task events: pg-event-transport.ts NOTIFYs its own channel with a payload.
+ * When the connection drops (server restart), it reconnects with back-off and calls every
+ * listener once with `null`, since notifications sent meanwhile were lost.
  */
 export class PgWakeListener {
   private client: PgClient | null = null;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(payload: string | null) => void>();
   private closed = false;
   private retryMs = 100;
   private timer: NodeJS.Timeout | null = null;
@@ -28,7 +29,7 @@ export class PgWakeListener {
     private readonly channel: string,
   ) {}
 
-  async add(listener: () => void): Promise<() => Promise<void>> {
+  async add(listener: (payload: string | null) => void): Promise<() => Promise<void>> {
     this.listeners.add(listener);
     if (!this.client && !this.connecting) await this.connect().catch(() => this.scheduleReconnect());
     return async () => {
@@ -67,7 +68,7 @@ export class PgWakeListener {
       client.on('error', () => this.lost(client));
       client.on('end', () => this.lost(client));
       client.on('notification', (m) => {
-        if (m.channel === this.channel) this.wakeAll();
+        if (m.channel === this.channel) this.wakeAll(m.payload ?? '');
       });
       await client.connect();
       await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
@@ -78,7 +79,7 @@ export class PgWakeListener {
       const reconnected = this.retryMs > 100;
       this.client = client;
       this.retryMs = 100;
-      if (reconnected) this.wakeAll();
+      if (reconnected) this.wakeAll(null);
     })().finally(() => (this.connecting = null));
     return this.connecting;
   }
@@ -102,10 +103,10 @@ export class PgWakeListener {
     this.timer.unref?.();
   }
 
-  private wakeAll(): void {
+  private wakeAll(payload: string | null): void {
     for (const l of this.listeners) {
       try {
-        l();
+        l(payload);
       } catch {
         /* a listener's error is its own */
       }

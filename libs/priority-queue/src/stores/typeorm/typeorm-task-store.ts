@@ -24,7 +24,10 @@ import { claimSubmissionsPg } from './claim-submissions.pg';
 import { q, StoreContext } from './context';
 import { Db } from './db';
 import { dialectOf } from './dialects';
-import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from './names';
+import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, notifyChannel, tableNames, type TableNames } from './names';
+import { assertDataSource } from './data-source-check';
+import { storeEventTransport } from './event-transport';
+import type { TaskEventTransport } from '../../core/event-transport.port';
 import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
@@ -86,6 +89,7 @@ export class TypeOrmTaskStore implements TaskStore {
   private closed = false;
 
   constructor(options: TypeOrmTaskStoreOptions) {
+    assertDataSource(options?.dataSource, 'TypeOrmTaskStore({ dataSource })');
     const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
     if (!isValidTablePrefix(prefix)) throw new ValidationError(Messages.badTablePrefix(prefix));
     const queue = options.queue ?? DEFAULT_QUEUE;
@@ -106,7 +110,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
     this.schemaDb = new Db(options.dataSource, dialect, `pq:${s.toString('hex').slice(0, 40)}`, [s.readInt32BE(0), s.readInt32BE(4)]);
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
-    this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, `${prefix}wake_${h.toString('hex').slice(0, 16)}`, pg);
+    this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
   }
 
@@ -321,6 +325,14 @@ export class TypeOrmTaskStore implements TaskStore {
   }
 
   /** PostgreSQL only: LISTEN/NOTIFY on a dedicated connection. Other dialects: the worker polls. */
+  /**
+   * Task transitions of this queue between processes: LISTEN/NOTIFY on PostgreSQL; within this
+   * process only on SQLite and MySQL / MariaDB (they have no notification channel).
+   */
+  createEventTransport(): TaskEventTransport {
+    return storeEventTransport(this.dataSource, this.ctx.d.kind, this.tables.prefix, this.queue);
+  }
+
   get subscribe(): TaskStore['subscribe'] {
     if (this.ctx.d.kind !== 'postgres') return undefined;
     return async (listener: () => void) => {

@@ -1,0 +1,58 @@
+import { ValidationError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
+import type { Clock, TaskStore } from '../../core/task-store.port';
+import { validateAgingInterval } from '../../core/validation';
+import { MemoryTaskStore } from './memory-task-store';
+
+export interface MemoryStoreOptions {
+  /** Test clock for every queue of the backend. */
+  clock?: Clock;
+}
+
+/**
+ * The in-memory backend (the default): one MemoryTaskStore per queue name, kept for the life of
+ * the backend, so that applications of one process given the same backend share their queues.
+ * Nothing survives the process.
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): StoreBackend {
+  if (typeof options !== 'object' || options === null) throw new TypeError(Messages.factoryArgument('memoryStore', options, 'memoryStore() or memoryStore({ clock })'));
+  const stores = new Map<string, { store: MemoryTaskStore; users: number }>();
+  const count = new OpenCount(
+    async () => undefined,
+    async () => {
+      const all = [...stores.values()];
+      stores.clear();
+      await Promise.all(all.map((s) => s.store.close()));
+    },
+  );
+  return {
+    [STORE_BACKEND]: true,
+    kind: 'memory',
+    describe: () => 'the in-memory store',
+    open: () => count.open(),
+    close: () => count.close(),
+    store(queue: string, o: QueueStoreOptions): TaskStore {
+      const aging = validateAgingInterval(o.agingIntervalMs);
+      const existing = stores.get(queue);
+      if (existing) {
+        if (existing.store.agingIntervalMs !== aging) throw new ValidationError(Messages.agingMismatch(queue, existing.store.agingIntervalMs, aging));
+        existing.users++;
+        return existing.store;
+      }
+      const store = new MemoryTaskStore({ agingIntervalMs: aging, clock: options.clock });
+      stores.set(queue, { store, users: 1 });
+      return store;
+    },
+    async release(store: TaskStore): Promise<void> {
+      for (const [name, entry] of stores) {
+        if (entry.store !== store) continue;
+        if (--entry.users === 0) {
+          stores.delete(name);
+          await store.close();
+        }
+        return;
+      }
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { ConfigurationError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
+import type { TaskStore } from '../../core/task-store.port';
+import { assertRedisConnection, describeRedis, describeValue, type RedisConnection } from './connection-check';
+import { RedisTaskStore } from './redis-task-store';
+import { waitForRedis } from './wait-ready';
+
+/** Default of `initTimeoutMs`. */
+export const DEFAULT_REDIS_INIT_TIMEOUT_MS = 10_000;
+
+interface RedisStoreCommon {
+  /** Isolates applications sharing one Redis (default `pq`); each queue lives under `{prefix:queue}`. */
+  prefix?: string;
+  /**
+   * How long start-up waits for Redis to answer before it fails with StoreUnavailableError
+   * (default 10 000 ms). While it waits, one log line says for what.
+   */
+  initTimeoutMs?: number;
+}
+
+/** A connection you own: the library never closes it (close it yourself after app.close()). */
+export interface RedisStoreWithConnection extends RedisStoreCommon {
+  connection: Redis | Cluster;
+  url?: never;
+  options?: never;
+}
+
+/**
+ * The library opens the connection (`new Redis(url, options)`, with `maxRetriesPerRequest: null`
+ * unless you set it) and closes it on application shutdown.
+ */
+export interface RedisStoreWithUrl extends RedisStoreCommon {
+  url: string;
+  options?: RedisOptions;
+  connection?: never;
+}
+
+/** As with `url`: the library opens (`new Redis(options)`) and closes the connection. */
+export interface RedisStoreWithOptions extends RedisStoreCommon {
+  options: RedisOptions;
+  url?: never;
+  connection?: never;
+}
+
+export type RedisStoreOptions = RedisStoreWithConnection | RedisStoreWithUrl | RedisStoreWithOptions;
+
+export interface RedisStoreBackend extends StoreBackend {
+  readonly kind: 'redis';
+  /** The connection every queue's store uses (opened by the library unless you passed it). */
+  readonly connection: RedisConnection;
+  /** True when the library opened the connection (and so closes it). */
+  readonly ownsConnection: boolean;
+}
+
+/**
+ * The Redis backend of PriorityQueueModule.forRoot({ store: redisStore({...}) }): one
+ * RedisTaskStore per queue on one connection. Pass `{ connection }` to share a connection you
+ * own (never closed by the library), or `{ url }` / `{ options }` to let the library open it and
+ * close it on shutdown.
+ */
+export function redisStore(options: RedisStoreOptions): RedisStoreBackend {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError(Messages.factoryArgument('redisStore', options, REDIS_STORE_FORMS));
+  }
+  const given = (['connection', 'url', 'options'] as const).filter((k) => options[k] !== undefined);
+  if (given.length === 0 || (given.includes('connection') && given.length > 1)) {
+    throw new ConfigurationError(Messages.factoryArgument('redisStore', options, REDIS_STORE_FORMS));
+  }
+  const initTimeoutMs = options.initTimeoutMs ?? DEFAULT_REDIS_INIT_TIMEOUT_MS;
+  if (!Number.isInteger(initTimeoutMs) || initTimeoutMs < 1) {
+    throw new ConfigurationError(Messages.invalidOption('initTimeoutMs', initTimeoutMs, 'an integer >= 1 (milliseconds)'));
+  }
+  let connection: RedisConnection;
+  let owns: boolean;
+  if (options.connection !== undefined) {
+    assertRedisConnection(options.connection, 'redisStore({ connection })');
+    connection = options.connection;
+    owns = false;
+  } else {
+    const url: unknown = options.url;
+    if (url !== undefined && typeof url !== 'string') {
+      throw new ConfigurationError(Messages.factoryArgument('redisStore', options, REDIS_STORE_FORMS, `url is ${describeValue(url)}`));
+    }
+    if (options.options !== undefined && (typeof options.options !== 'object' || options.options === null)) {
+      throw new ConfigurationError(Messages.factoryArgument('redisStore', options, REDIS_STORE_FORMS, `options is ${describeValue(options.options)}`));
+    }
+    // loaded here, not at the top: `{ connection }` users never load the library's own ioredis copy
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const IORedis = require('ioredis') as { default: new (...args: unknown[]) => Redis };
+    // lazyConnect: nothing connects before the application starts (open())
+    const o: RedisOptions = { maxRetriesPerRequest: null, ...options.options, lazyConnect: true };
+    connection = options.url !== undefined ? new IORedis.default(options.url, o) : new IORedis.default(o);
+    owns = true;
+  }
+  return redisBackend(connection, owns, options.prefix, initTimeoutMs);
+}
+
+const REDIS_STORE_FORMS =
+  "redisStore({ url: 'redis://host:6379' }) or redisStore({ options: { host, port } }) (the library opens and closes the connection), or redisStore({ connection: new Redis(...) }) (yours: never closed)";
+
+/** The backend on a checked connection (also used for the `{ type: 'redis', connection }` config). */
+export function redisBackend(conn: unknown, owns: boolean, prefix: string | undefined, initTimeoutMs = DEFAULT_REDIS_INIT_TIMEOUT_MS): RedisStoreBackend {
+  assertRedisConnection(conn, "store: { type: 'redis', connection }");
+  const connection: RedisConnection = conn;
+  let log: (message: string) => void = () => undefined;
+  const count = new OpenCount(
+    () => waitForRedis(connection, initTimeoutMs, log),
+    async () => {
+      if (owns) await closeConnection(connection);
+    },
+  );
+  return {
+    [STORE_BACKEND]: true,
+    kind: 'redis',
+    connection,
+    ownsConnection: owns,
+    describe: () => describeRedis(connection),
+    open(logger?: (message: string) => void) {
+      if (logger) log = logger;
+      return count.open();
+    },
+    close: () => count.close(),
+    store(queue: string, o: QueueStoreOptions): TaskStore {
+      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs });
+    },
+    release: (store: TaskStore) => store.close(),
+  };
+}
+
+/** QUIT when connected (replies flushed first), else stop reconnecting at once. */
+async function closeConnection(c: RedisConnection): Promise<void> {
+  if (c.status === 'end') return;
+  if (c.status !== 'ready') return c.disconnect();
+  try {
+    await c.quit();
+  } catch {
+    c.disconnect();
+  }
+}

@@ -1,0 +1,54 @@
+import type { DataSource } from 'typeorm';
+import { ConfigurationError } from '../../core/errors';
+import { Messages } from '../../core/messages';
+import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
+import type { TaskStore } from '../../core/task-store.port';
+import { assertDataSource } from './data-source-check';
+import { TypeOrmTaskStore } from './typeorm-task-store';
+
+export interface TypeOrmStoreOptions {
+  /** A DataSource you own (e.g. injected from @nestjs/typeorm): the library never closes it. */
+  dataSource: DataSource;
+  /** Prefix of every table of the store (default `pq_`); the queues share the tables. */
+  tablePrefix?: string;
+  /**
+   * Run the store's migrations at start-up (default true). Set false when your own migration run
+   * includes priorityQueueMigrations().
+   */
+  migrate?: boolean;
+  /** SQLite: switch a rollback-journal database to WAL at start-up (default true). */
+  tuneSqlite?: boolean;
+}
+
+export interface TypeOrmStoreBackend extends StoreBackend {
+  readonly kind: 'typeorm';
+  readonly dataSource: DataSource;
+}
+
+/**
+ * The TypeORM backend of PriorityQueueModule.forRoot({ store: typeormStore({...}) }): one
+ * TypeOrmTaskStore per queue in the same tables (each row carries its queue), on a DataSource
+ * you own.
+ */
+export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError(Messages.factoryArgument('typeormStore', options, TYPEORM_STORE_FORM));
+  }
+  assertDataSource(options.dataSource, 'typeormStore({ dataSource })');
+  const { dataSource, tablePrefix, migrate, tuneSqlite } = options;
+  const count = new OpenCount(async () => undefined, async () => undefined);
+  return {
+    [STORE_BACKEND]: true,
+    kind: 'typeorm',
+    dataSource,
+    describe: () => `TypeORM (${String((dataSource.options as { type?: unknown }).type)})`,
+    open: () => count.open(),
+    close: () => count.close(),
+    store(queue: string, o: QueueStoreOptions): TaskStore {
+      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs });
+    },
+    release: (store: TaskStore) => store.close(),
+  };
+}
+
+const TYPEORM_STORE_FORM = "typeormStore({ dataSource, tablePrefix?: 'pq_', migrate?: true })";
