@@ -201,9 +201,9 @@ describe('PriorityQueueModule shutdown and metrics', () => {
     await tm.submit({ type: 'ocr', payload: { doc: 'held' }, delayMs: 60_000, priority: 7 });
     await waitFor(async () => (await tm.get(t.id))?.status === TaskStatus.SUCCEEDED, 'thumbnail');
     const text = await ref.get(PriorityQueueMetrics).registry!.metrics();
-    expect(text).toMatch(/priority_queue_transitions_total\{type="thumbnail",from="SUBMITTING",to="SUCCEEDED"\} 1/);
-    expect(text).toMatch(/priority_queue_tasks\{status="SUCCEEDED"\} 1/);
-    expect(text).toMatch(/priority_queue_pending\{priority="7"\} 1/);
+    expect(text).toMatch(/priority_queue_transitions_total\{queue="default",type="thumbnail",from="SUBMITTING",to="SUCCEEDED"\} 1/);
+    expect(text).toMatch(/priority_queue_tasks\{queue="default",status="SUCCEEDED"\} 1/);
+    expect(text).toMatch(/priority_queue_pending\{queue="default",priority="7"\} 1/);
     await ref.close();
   });
 });

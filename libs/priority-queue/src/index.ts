@@ -1,3 +1,3 @@
 export * from './core';
 export * from './nest';
-export { MemoryTaskStore } from './stores/memory';
+export { MemoryTaskStore, memoryStore, type MemoryStoreOptions } from './stores/memory';

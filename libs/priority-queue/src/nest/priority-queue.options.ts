@@ -1,7 +1,12 @@
 import type { TaskTypeOptions } from '../core/handler';
+import type { StoreBackend } from '../core/store-backend';
 import type { TaskStore } from '../core/task-store.port';
 
-/** Which store holds the tasks. Drivers are loaded only for the store chosen. */
+/**
+ * Which store holds the tasks, as plain configuration (the form of the first releases; the typed
+ * factories memoryStore(), redisStore() and typeormStore() are the recommended form). Drivers
+ * are loaded only for the store chosen.
+ */
 export type StoreConfig =
   | { type: 'memory'; agingIntervalMs?: number }
   | {
@@ -9,6 +14,7 @@ export type StoreConfig =
       /** An ioredis connection the app owns (never closed by the library). */
       connection: unknown;
       prefix?: string;
+      /** Name of the default queue inside Redis (default `default`). */
       queue?: string;
       agingIntervalMs?: number;
     }
@@ -17,6 +23,7 @@ export type StoreConfig =
       /** A TypeORM DataSource the app owns, e.g. injected from @nestjs/typeorm. */
       dataSource: unknown;
       tablePrefix?: string;
+      /** Name of the default queue in the tables (default `default`). */
       queue?: string;
       agingIntervalMs?: number;
     };
@@ -39,20 +46,70 @@ export interface WorkerModuleOptions {
   shutdownGraceMs?: number;
 }
 
-export interface PriorityQueueModuleOptions {
-  /** Default: the in-memory store. A TaskStore instance is used as is (and not closed). */
-  store?: StoreConfig | TaskStore;
+/** Options of one queue (forRoot's default queue, or a registerQueue queue). */
+export interface QueueOptions {
+  /**
+   * This process's worker of the queue. It starts only when the queue has a @PriorityTask handler
+   * in this process. Named queues start from forRoot's `workers` and override field by field.
+   */
   workers?: WorkerModuleOptions;
-  /** Types this process may submit without running them (producer-only processes). */
+  /** Types this process may submit to the queue without running them (producer-only processes). */
   taskTypes?: Array<{ type: string } & TaskTypeOptions>;
+  /** DESIGN §2 aging of this queue, fixed for its life (default: the store config's, else off). */
+  agingIntervalMs?: number;
+  /** Inherited by named queues from forRoot unless set. */
   maxPayloadBytes?: number;
-  /** Terminal tasks older than this are purged (default 7 days; 0 = keep forever). */
+  /** Terminal tasks older than this are purged (default 7 days; 0 = keep forever). Inherited. */
   retentionMs?: number;
-  /** Period of the purge (default 60 s). */
+  /** Period of the purge (default 60 s). Inherited. */
   purgeEveryMs?: number;
   /**
-   * Prometheus metrics through prom-client (an optional dependency): true for a registry of the
-   * library's own (PriorityQueueMetrics.registry), or a registry of yours.
+   * Cross-process events: publish the transitions this process makes on the store's transport
+   * (default true), so that other processes' cluster @OnTaskEvent handlers and waitFor() see
+   * them. Inherited.
+   */
+  events?: { publish?: boolean };
+}
+
+/** Severity threshold of the library's log lines (Nest Logger, context `PriorityQueue`). */
+export type PriorityQueueLogLevel = 'debug' | 'log' | 'warn' | 'error' | 'off';
+
+export interface PriorityQueueModuleOptions extends QueueOptions {
+  /**
+   * Where every queue lives. Default: memoryStore(). A backend (memoryStore(), redisStore() from
+   * nestjs-priority-queue/redis, typeormStore() from nestjs-priority-queue/typeorm) serves any
+   * number of queues; a TaskStore instance serves the default queue only and is never closed.
+   */
+  store?: StoreConfig | TaskStore | StoreBackend;
+  /**
+   * Prometheus metrics through prom-client (an optional dependency: npm install prom-client):
+   * true for a registry of the library's own (PriorityQueueMetrics.registry), or a registry of
+   * yours. Every series has a `queue` label.
    */
   metrics?: boolean | { registry?: unknown; prefix?: string };
+  /**
+   * What the library logs through Nest's Logger: handler failures, retries, SUBMIT_UNKNOWN, lost
+   * leases at `warn` / `error`; worker start and stop at `log`. Default `log`; `off` for none.
+   */
+  logLevel?: PriorityQueueLogLevel;
+}
+
+export interface RegisterQueueOptions extends QueueOptions {
+  /** Queue name: 1 to 64 letters, digits, '.', '_' or '-'; `default` is forRoot's queue. */
+  name: string;
+  /** A TaskStore of this queue's own (never closed by the library) instead of one from forRoot's store. */
+  store?: TaskStore;
+  /** Make the queue's TaskManager and AdmissionGuard injectable everywhere (default false). */
+  isGlobal?: boolean;
+}
+
+export interface RegisterQueueAsyncOptions {
+  name: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  imports?: any[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  inject?: any[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  useFactory: (...args: any[]) => Omit<RegisterQueueOptions, 'name' | 'isGlobal'> | Promise<Omit<RegisterQueueOptions, 'name' | 'isGlobal'>>;
+  isGlobal?: boolean;
 }

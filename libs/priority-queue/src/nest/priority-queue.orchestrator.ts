@@ -1,61 +1,91 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  Optional,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Injectable, Optional, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { TaskEvents } from '../core/events';
+import { ConfigurationError } from '../core/errors';
 import { Messages } from '../core/messages';
-import { TaskTypeRegistry } from '../core/registry';
-import type { TaskStore } from '../core/task-store.port';
 import { Worker } from '../core/worker';
-import { PRIORITY_QUEUE_EVENTS, PRIORITY_QUEUE_REGISTRY, PRIORITY_QUEUE_STORE } from './priority-queue.constants';
-import { PRIORITY_QUEUE_OPTIONS } from './priority-queue.module-definition';
-import type { PriorityQueueModuleOptions } from './priority-queue.options';
+import { DEFAULT_QUEUE_NAME } from './priority-queue.constants';
+import { PriorityQueueRegistry } from './priority-queue.registry';
+import type { QueueHandle } from './queue-handle';
 import { SchedulerTimerHost } from './scheduler-timer-host';
-import { OWNED_STORES } from './store.provider';
 
 const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const PURGE_BATCH = 1000;
 
 /**
- * Starts the worker when the application has bootstrapped (after the explorer registered the
- * handlers), keeps its timers in SchedulerRegistry, purges old terminal tasks, and stops
- * everything on shutdown (model: nestjs/schedule's orchestrator).
+ * Starts each queue's worker when the application has bootstrapped (after the explorer registered
+ * the handlers) — only for a queue with a handler in this process —, keeps the timers in
+ * SchedulerRegistry, purges old terminal tasks, and on shutdown stops the workers, publishes the
+ * last events, gives the stores back and closes what the library opened (model: nestjs/schedule's
+ * orchestrator).
  */
 @Injectable()
 export class PriorityQueueOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
-  private readonly logger = new Logger('PriorityQueue');
-  private worker: Worker | null = null;
   private timers: SchedulerTimerHost | null = null;
-  private readonly purgeName = `priority-queue:purge:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private readonly purges = new Map<string, string>();
+  private readonly tag = `${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private closed = false;
 
   constructor(
-    @Inject(PRIORITY_QUEUE_OPTIONS) private readonly options: PriorityQueueModuleOptions,
-    @Inject(PRIORITY_QUEUE_STORE) private readonly store: TaskStore,
-    @Inject(PRIORITY_QUEUE_REGISTRY) private readonly registry: TaskTypeRegistry,
-    @Inject(PRIORITY_QUEUE_EVENTS) private readonly events: TaskEvents,
+    private readonly queues: PriorityQueueRegistry,
     @Optional() private readonly scheduler?: SchedulerRegistry,
   ) {}
 
-  /** The worker of this process, or null when workers are disabled. */
+  /** The default queue's worker in this process, or null (workers disabled, or no handler). */
   get currentWorker(): Worker | null {
-    return this.worker;
+    return this.queues.has(DEFAULT_QUEUE_NAME) ? this.queues.handle(DEFAULT_QUEUE_NAME).worker : null;
+  }
+
+  /** The worker of a queue in this process, or null. */
+  worker(queue: string): Worker | null {
+    return this.queues.handle(queue).worker;
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const w = this.options.workers ?? {};
-    if (w.enabled === false) return;
-    if (!this.scheduler) throw new Error(Messages.scheduleModuleMissing());
-    this.timers = new SchedulerTimerHost(this.scheduler);
-    this.worker = new Worker({
-      store: this.store,
-      registry: this.registry,
-      events: this.events,
+    const handles = this.queues.handles().filter((h) => h.options.workers?.enabled !== false);
+    if (handles.length === 0) return;
+    if (!this.scheduler) throw new ConfigurationError(Messages.scheduleModuleMissing());
+    this.timers ??= new SchedulerTimerHost(this.scheduler);
+    await Promise.all(handles.map((h) => this.start(h)));
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    for (const name of this.purges.values()) this.timers?.remove(name);
+    this.purges.clear();
+    await Promise.all(
+      this.queues.handles().map(async (h) => {
+        const w = h.worker;
+        h.worker = null;
+        if (w) {
+          await w.stop();
+          this.queues.log.log(`[${h.name}] worker stopped`);
+        }
+      }),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const log = this.queues.log;
+    await Promise.all(this.queues.handles().map((h) => h.hub.stop().catch((e) => log.warn(`[${h.name}] events: ${message(e)}`))));
+    await Promise.all(this.queues.handles().map((h) => h.release().catch((e) => log.warn(`[${h.name}] closing its store: ${message(e)}`))));
+    await this.queues.root.backend?.backend.close();
+  }
+
+  private async start(h: QueueHandle): Promise<void> {
+    const w = h.options.workers ?? {};
+    const retention = h.options.retentionMs ?? DEFAULT_RETENTION_MS;
+    if (retention > 0) {
+      const name = `priority-queue:purge:${h.name}:${this.tag}`;
+      this.purges.set(h.name, name);
+      this.timers!.addInterval(name, () => void this.purge(h, retention), h.options.purgeEveryMs ?? 60_000);
+    }
+    if (h.handlers === 0) return; // nothing to run here: a worker would only claim and hand back
+    const log = this.queues.log;
+    const worker = new Worker({
+      store: h.store,
+      registry: h.registry,
+      events: h.events,
       concurrency: w.concurrency,
       prefetch: w.prefetch,
       batchSize: w.batchSize,
@@ -64,36 +94,25 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
       idlePollMs: w.idlePollMs,
       recoverEveryMs: w.recoverEveryMs,
       shutdownGraceMs: w.shutdownGraceMs,
-      timers: this.timers,
-      onError: (e) => this.logger.warn(`worker: ${e instanceof Error ? e.message : String(e)}`),
+      timers: this.timers!,
+      onError: (e) => log.warn(`[${h.name}] worker: ${message(e)}`),
+      observer: log.observer(h.name),
     });
-    await this.worker.start();
-    const retention = this.options.retentionMs ?? DEFAULT_RETENTION_MS;
-    if (retention > 0) {
-      this.timers.addInterval(this.purgeName, () => void this.purge(retention), this.options.purgeEveryMs ?? 60_000);
-    }
+    h.worker = worker;
+    await worker.start();
+    log.log(`[${h.name}] worker ${worker.owner} started: ${h.registry.types().filter((t) => h.registry.get(t)?.handler).join(', ')}`);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    this.timers?.remove(this.purgeName);
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.stop();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    if (OWNED_STORES.has(this.store)) {
-      OWNED_STORES.delete(this.store);
-      await this.store.close();
-    }
-  }
-
-  private async purge(retentionMs: number): Promise<void> {
+  private async purge(h: QueueHandle, retentionMs: number): Promise<void> {
     try {
-      const now = await this.store.now();
-      await this.store.purge(now - retentionMs, PURGE_BATCH);
+      const now = await h.store.now();
+      await h.store.purge(now - retentionMs, PURGE_BATCH);
     } catch (e) {
-      this.logger.warn(`purge: ${e instanceof Error ? e.message : String(e)}`);
+      this.queues.log.warn(`[${h.name}] purge: ${message(e)}`);
     }
   }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

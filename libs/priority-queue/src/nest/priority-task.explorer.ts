@@ -1,25 +1,24 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { ConfigurationError } from '../core/errors';
 import type { TaskHandler } from '../core/handler';
-import { TaskTypeRegistry } from '../core/registry';
-import { PRIORITY_QUEUE_REGISTRY } from './priority-queue.constants';
-import { PRIORITY_QUEUE_OPTIONS } from './priority-queue.module-definition';
-import type { PriorityQueueModuleOptions } from './priority-queue.options';
+import { Messages } from '../core/messages';
+import { DEFAULT_QUEUE_NAME } from './priority-queue.constants';
+import { PriorityQueueRegistry } from './priority-queue.registry';
 import { PriorityTaskMetadataAccessor } from './priority-task.metadata-accessor';
 
 /**
  * Finds every provider decorated with @PriorityTask and registers it as the handler of its type
- * (model: nestjs/bull's explorer). Types declared in the options are registered too, for
- * producer-only processes. A duplicate handler or a handler without run/submit+poll fails the
- * start-up with a clear message.
+ * in its queue (model: nestjs/bull's explorer). A handler of an unregistered queue, a duplicate
+ * handler, a handler without run/submit+poll, or a type in two queues fails the start-up with a
+ * clear message.
  */
 @Injectable()
 export class PriorityTaskExplorer implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly metadata: PriorityTaskMetadataAccessor,
-    @Inject(PRIORITY_QUEUE_REGISTRY) private readonly registry: TaskTypeRegistry,
-    @Inject(PRIORITY_QUEUE_OPTIONS) private readonly options: PriorityQueueModuleOptions,
+    private readonly queues: PriorityQueueRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -28,10 +27,25 @@ export class PriorityTaskExplorer implements OnModuleInit {
       if (!instance || !metatype || !wrapper.isDependencyTreeStatic()) continue;
       const meta = this.metadata.getTaskMetadata(instance.constructor ?? metatype);
       if (!meta) continue;
-      this.registry.register(meta.type, meta.options, instance as TaskHandler, (metatype as Function).name);
+      const name = (metatype as Function).name;
+      const { queue = DEFAULT_QUEUE_NAME, ...options } = meta.options;
+      if (!this.queues.has(queue)) throw new ConfigurationError(Messages.queueNotRegistered(queue, `@PriorityTask('${meta.type}') on ${name}`));
+      const h = this.queues.handle(queue);
+      const before = h.registry.get(meta.type)?.handler;
+      h.registry.register(meta.type, options, instance as TaskHandler, name);
+      if (!before) h.handlers++;
     }
-    for (const { type, ...options } of this.options.taskTypes ?? []) {
-      this.registry.register(type, options, null, 'options');
+    this.checkOneQueuePerType();
+  }
+
+  private checkOneQueuePerType(): void {
+    const owner = new Map<string, string>();
+    for (const h of this.queues.handles()) {
+      for (const type of h.registry.types()) {
+        const other = owner.get(type);
+        if (other !== undefined) throw new ConfigurationError(Messages.typeInTwoQueues(type, other, h.name));
+        owner.set(type, h.name);
+      }
     }
   }
 }

@@ -1,10 +1,21 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { TaskEventListener } from '../core/events';
+import type { TransportSubscriber } from '../core/event-transport.port';
 import { PriorityQueue } from '../core/queue';
+import { waitForTask, type WaitForOptions } from '../core/wait-for';
 import type { QueueStats } from '../core/task-store.port';
 import type { Task, TaskStatus } from '../core/task';
 import type { SubmitInput } from '../core/validation';
-import { PRIORITY_QUEUE_CORE } from './priority-queue.constants';
+import { DEFAULT_QUEUE_NAME, PRIORITY_QUEUE_CORE } from './priority-queue.constants';
+
+/** What a TaskManager knows of its queue besides the core (set by the module). */
+export interface TaskManagerContext {
+  queue: string;
+  /** The queue's cross-process events (waitFor listens to them). */
+  subscribe?(subscriber: TransportSubscriber): Promise<() => void>;
+}
+
+export const TASK_MANAGER_CONTEXT = Symbol('TASK_MANAGER_CONTEXT');
 
 /**
  * Submit and inspect tasks. Priority and tenant are server-side decisions: map them from the
@@ -12,7 +23,17 @@ import { PRIORITY_QUEUE_CORE } from './priority-queue.constants';
  */
 @Injectable()
 export class TaskManager {
-  constructor(@Inject(PRIORITY_QUEUE_CORE) private readonly queue: PriorityQueue) {}
+  /** The queue this manager submits to (`default` for forRoot's queue). */
+  readonly queueName: string;
+  private readonly context: TaskManagerContext;
+
+  constructor(
+    @Inject(PRIORITY_QUEUE_CORE) private readonly queue: PriorityQueue,
+    @Optional() @Inject(TASK_MANAGER_CONTEXT) context?: TaskManagerContext,
+  ) {
+    this.context = context ?? { queue: DEFAULT_QUEUE_NAME };
+    this.queueName = this.context.queue;
+  }
 
   submit<P = unknown>(input: SubmitInput<P>): Promise<Task<P>> {
     return this.queue.submit(input);
@@ -40,6 +61,18 @@ export class TaskManager {
 
   list(status: TaskStatus, limit?: number, afterSeq?: number): Promise<Task[]> {
     return this.queue.list(status, limit, afterSeq);
+  }
+
+  /**
+   * Resolves with the task once it reaches a terminal status (SUCCEEDED, FAILED, CANCELED,
+   * TIMED_OUT, SUBMIT_UNKNOWN), whichever process runs it. It listens to the queue's events and
+   * also re-reads the task every `pollMs` (default 1 s), so a missed event (delivery is at most
+   * once) only delays the answer. Rejects with WaitTimeoutError after `timeoutMs` (the task is
+   * not cancelled), TaskNotFoundError for an unknown id.
+   */
+  waitFor<P = unknown, R = unknown>(id: string, options?: WaitForOptions): Promise<Task<P, R>> {
+    const subscribe = this.context.subscribe;
+    return waitForTask({ get: (x) => this.queue.get(x), events: this.queue.events, subscribe: subscribe && ((s) => subscribe.call(this.context, s)) }, id, options) as Promise<Task<P, R>>;
   }
 
   /** Listens to every status transition made by this process; returns the unsubscribe. */
