@@ -105,9 +105,8 @@ export class PriorityQueue {
           types[i] = this.registry.resolve(inputs[i].type);
         } else types[i] = this.check(inputs[i]); // finds the first bad input and says what is wrong
       } catch (e) {
-        if (e instanceof ValidationError) {
-          throw new ValidationError(`Task #${i} of submitMany: ${e.message}`, e.details);
-        }
+        // the same error (its class and code kept), its message saying which task
+        if (e instanceof ValidationError) e.message = `Task #${i} of submitMany: ${e.message}`;
         throw e;
       }
     }
