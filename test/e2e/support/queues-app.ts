@@ -1,4 +1,4 @@
-import { Injectable, Module, type DynamicModule, type Type } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
@@ -98,9 +98,13 @@ export class EventRecorder {
   }
 }
 
+const namedQueues = PriorityQueueModule.registerQueue({ name: 'reports', workers: { concurrency: 2 } }, { name: 'mail' });
+
+/** Registers the named queues and re-exports them to the modules that import it. */
 @Module({
-  imports: [PriorityQueueModule.registerQueue({ name: 'reports', workers: { concurrency: 2 } }, { name: 'mail' })],
+  imports: [namedQueues],
   providers: [PdfHandler, EmailHandler, Producer, EventRecorder],
+  exports: [namedQueues, Producer],
 })
 export class FeatureModule {}
 
@@ -110,10 +114,12 @@ export interface QueuesAppOptions {
   /** Extra imports (e.g. a health module). */
   imports?: Array<DynamicModule | Type>;
   controllers?: Type[];
+  providers?: Provider[];
 }
 
-export async function createQueuesApp(o: QueuesAppOptions): Promise<TestingModule> {
-  const ref = await Test.createTestingModule({
+/** The compiled module of the app, not initialised (for createNestApplication()). */
+export function compileQueuesApp(o: QueuesAppOptions): Promise<TestingModule> {
+  return Test.createTestingModule({
     imports: [
       ScheduleModule.forRoot(),
       PriorityQueueModule.forRoot({ store: o.store, workers: { idlePollMs: 20, recoverEveryMs: 50 }, logLevel: 'off', ...o.root }),
@@ -121,8 +127,12 @@ export async function createQueuesApp(o: QueuesAppOptions): Promise<TestingModul
       ...(o.imports ?? []),
     ],
     controllers: o.controllers ?? [],
-    providers: [ThumbnailHandler],
+    providers: [ThumbnailHandler, ...(o.providers ?? [])],
   }).compile();
+}
+
+export async function createQueuesApp(o: QueuesAppOptions): Promise<TestingModule> {
+  const ref = await compileQueuesApp(o);
   await ref.init();
   return ref;
 }

@@ -85,7 +85,7 @@ export const Messages = {
       ? `${where} must be a TypeORM DataSource, got DataSource options: create it with new DataSource(options) and initialize() it, or inject the one of @nestjs/typeorm (inject: [DataSource]).`
       : `${where} must be a TypeORM DataSource (new DataSource(options), initialized, or the one of @nestjs/typeorm).`,
   redisWaiting: (where: string, status: string, lastError: string | null, timeoutMs: number) =>
-    `Waiting for ${where} (connection ${status}${lastError ? `: ${lastError}` : ''}); start-up fails if it does not answer within ${timeoutMs} ms (initTimeoutMs).`,
+    `Waiting for ${where} (${status}${lastError ? `, last error: ${lastError}` : ''}); start-up fails if it does not answer within ${timeoutMs} ms (initTimeoutMs).`,
   redisUnavailable: (where: string, timeoutMs: number, lastError: string | null) =>
     `${where} did not answer within ${timeoutMs} ms (initTimeoutMs)${lastError ? `; last error: ${lastError}` : ''}. Start Redis or fix the connection settings, or raise initTimeoutMs.`,
   redisClosed: (where: string) => `The connection to ${where} is closed (quit() or disconnect() was called before the application started).`,

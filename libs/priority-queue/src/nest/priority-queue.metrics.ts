@@ -46,7 +46,7 @@ export class PriorityQueueMetrics implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     const opt = this.queues.root.options.metrics;
-    if (!opt) return;
+    if (!opt || this.registry) return;
     const prom = loadPromClient();
     const registry = (typeof opt === 'object' && opt.registry ? opt.registry : new prom.Registry()) as MetricsRegistry;
     const prefix = (typeof opt === 'object' && opt.prefix) || 'priority_queue_';

@@ -23,6 +23,7 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
   private timers: SchedulerTimerHost | null = null;
   private readonly purges = new Map<string, string>();
   private readonly tag = `${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private started = false;
   private closed = false;
 
   constructor(
@@ -41,6 +42,8 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
     const handles = this.queues.handles().filter((h) => h.options.workers?.enabled !== false);
     if (handles.length === 0) return;
     if (!this.scheduler) throw new ConfigurationError(Messages.scheduleModuleMissing());

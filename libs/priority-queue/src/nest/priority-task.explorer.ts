@@ -15,6 +15,8 @@ import { PriorityTaskMetadataAccessor } from './priority-task.metadata-accessor'
  */
 @Injectable()
 export class PriorityTaskExplorer implements OnModuleInit {
+  private explored = false;
+
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly metadata: PriorityTaskMetadataAccessor,
@@ -22,6 +24,8 @@ export class PriorityTaskExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    if (this.explored) return; // a second init() of the same container (createNestApplication after init)
+    this.explored = true;
     for (const wrapper of this.discovery.getProviders()) {
       const { instance, metatype } = wrapper;
       if (!instance || !metatype || !wrapper.isDependencyTreeStatic()) continue;

@@ -15,6 +15,7 @@ import { PriorityQueueRegistry } from './priority-queue.registry';
 @Injectable()
 export class TaskEventExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly offs: Array<() => void> = [];
+  private explored = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -24,6 +25,8 @@ export class TaskEventExplorer implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    if (this.explored) return;
+    this.explored = true;
     const subscriptions: Array<Promise<void>> = [];
     for (const wrapper of this.discovery.getProviders()) {
       const { instance } = wrapper;

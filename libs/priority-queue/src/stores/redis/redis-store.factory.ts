@@ -129,13 +129,24 @@ export function redisBackend(conn: unknown, owns: boolean, prefix: string | unde
   };
 }
 
-/** QUIT when connected (replies flushed first), else stop reconnecting at once. */
+/**
+ * QUIT when connected (pending replies first) and wait until the socket is closed; when not
+ * connected, stop reconnecting at once (no timer or socket is left to keep the process alive).
+ */
 async function closeConnection(c: RedisConnection): Promise<void> {
   if (c.status === 'end') return;
   if (c.status !== 'ready') return c.disconnect();
+  let timer: NodeJS.Timeout | undefined;
+  const ended = new Promise<void>((resolve) => {
+    c.once('end', resolve);
+    timer = setTimeout(resolve, 1000); // 'end' follows QUIT's reply; never wait on it for long
+    timer.unref();
+  });
   try {
     await c.quit();
   } catch {
     c.disconnect();
   }
+  await ended;
+  clearTimeout(timer);
 }
