@@ -72,12 +72,20 @@ class Mutex {
 }
 
 /**
+ * Serialises the statements and transactions of every store on one SQLite DataSource (one
+ * connection: a second BEGIN while a transaction is open fails with "cannot start a transaction
+ * within a transaction"), whatever queue they serve.
+ */
+const SQLITE_MUTEXES = new WeakMap<DataSource, Mutex>();
+
+/**
  * The store's access to the database: single statements, and short transactions (READ
  * COMMITTED on PostgreSQL and MySQL) retried on deadlock / serialization failures. Never
  * closes the DataSource.
  */
 export class Db {
-  private readonly mutex = new Mutex();
+  /** SQLite: ONE mutex per DataSource, shared by every store (queue) on it: it has one connection. */
+  private readonly mutex: Mutex;
 
   constructor(
     readonly dataSource: DataSource,
@@ -87,7 +95,11 @@ export class Db {
     /** The two int4 keys of pg_advisory_xact_lock. */
     readonly lockKeys: readonly [number, number],
     private readonly rowLock: RowLock | null = null,
-  ) {}
+  ) {
+    let m = SQLITE_MUTEXES.get(dataSource);
+    if (!m) SQLITE_MUTEXES.set(dataSource, (m = new Mutex()));
+    this.mutex = m;
+  }
 
   /** One statement outside a transaction (autocommit). */
   rows<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
