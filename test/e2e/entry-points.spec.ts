@@ -9,8 +9,8 @@ function driversLoadedBy(request: string): string[] {
     require(${JSON.stringify(request)});
     const seen = new Set();
     for (const k of Object.keys(require.cache)) {
-      const m = /node_modules[\\\\/](ioredis|typeorm|pg|mysql2|better-sqlite3)[\\\\/]/.exec(k);
-      if (m) seen.add(m[1]);
+      const m = /node_modules[\\\\/](ioredis|typeorm|pg|mysql2|better-sqlite3|prom-client|@nestjs[\\\\/]terminus)[\\\\/]/.exec(k);
+      if (m) seen.add(m[1].replace(/\\\\/g, '/'));
     }
     process.stdout.write(JSON.stringify([...seen].sort()));`;
   const out = execFileSync(process.execPath, ['-r', join(root, 'test/support/register.js'), '-e', script], { cwd: root, encoding: 'utf8' });
@@ -20,6 +20,10 @@ function driversLoadedBy(request: string): string[] {
 describe('entry points', () => {
   it('the root entry loads no database driver', () => {
     expect(driversLoadedBy('nestjs-priority-queue')).toEqual([]);
+  });
+
+  it('the /health entry loads terminus and no database driver', () => {
+    expect(driversLoadedBy('nestjs-priority-queue/health')).toEqual(['@nestjs/terminus']);
   });
 
   it('the /redis entry loads no SQL driver', () => {

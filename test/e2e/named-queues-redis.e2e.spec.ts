@@ -126,7 +126,10 @@ describe('named queues on Redis (e2e, real server)', () => {
       await ref.close();
       child.send('close');
     }
-    expect(await exited).toBe(0);
+    const guard = setTimeout(() => child.kill('SIGKILL'), 50_000); // it must end by itself well before
+    const code = await exited;
+    clearTimeout(guard);
+    expect(code).toBe(0);
     expect(output).toContain('closed');
   }, 60_000);
 
@@ -158,7 +161,11 @@ describe('named queues on Redis (e2e, real server)', () => {
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    // a process that does not end by itself fails the test (jest's timeout); it is killed then
+    const guard = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    const code = await exited;
+    clearTimeout(guard);
     expect(code).toBe(3);
     expect(output).toMatch(new RegExp(`Waiting for Redis at 127.0.0.1:${port} \\(\\w+, last error: .*ECONNREFUSED.*\\); start-up fails if it does not answer within 500 ms \\(initTimeoutMs\\)`));
     expect(output).toMatch(new RegExp(`start-up failed: STORE_UNAVAILABLE: Redis at 127.0.0.1:${port} did not answer within 500 ms \\(initTimeoutMs\\); last error: .*ECONNREFUSED`));
