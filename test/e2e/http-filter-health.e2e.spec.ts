@@ -5,7 +5,7 @@ import request from 'supertest';
 import {
   InjectTaskManager,
   memoryStore,
-  PriorityQueueError,
+  IdempotencyConflictError,
   PriorityQueueExceptionFilter,
   PriorityQueueRegistry,
   TaskManager,
@@ -14,9 +14,6 @@ import {
 } from 'nestjs-priority-queue';
 import { PriorityQueueHealthIndicator, PriorityQueueHealthModule } from 'nestjs-priority-queue/health';
 import { compileQueuesApp, eventually, Producer } from './support/queues-app';
-
-/** Stands for the IdempotencyConflictError of core/errors.ts: the filter maps it by its code. */
-class IdempotencyConflictError extends PriorityQueueError {}
 
 @Controller()
 class TasksController {
@@ -47,9 +44,9 @@ class TasksController {
     return this.reports.submit(body as never);
   }
 
-  @Post('conflict')
-  conflict() {
-    throw new IdempotencyConflictError('key "k" already belongs to another task');
+  @Post('keyed')
+  keyed(@Body() body: { payload: unknown }) {
+    return this.tasks.submit({ type: 'thumbnail', idempotencyKey: 'k-1', payload: body.payload });
   }
 
   @Get('boom')
@@ -115,8 +112,10 @@ describe('PriorityQueueExceptionFilter and the health indicator (e2e, HTTP)', ()
     await tasks.waitFor(created.body.id, { timeoutMs: 15_000 });
     const late = await request(app.getHttpServer()).post(`/tasks/${created.body.id}/priority`).send({ priority: 5 }).expect(409);
     expect(late.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'INVALID_STATE' });
-    const conflict = await request(app.getHttpServer()).post('/conflict').expect(409);
-    expect(conflict.body).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    await request(app.getHttpServer()).post('/keyed').send({ payload: { name: 'a' } }).expect(201);
+    const conflict = await request(app.getHttpServer()).post('/keyed').send({ payload: { name: 'b' } }).expect(409);
+    expect(conflict.body).toMatchObject({ statusCode: 409, code: 'IDEMPOTENCY_CONFLICT' });
+    expect(new IdempotencyConflictError('k', ['payload'], 'x').code).toBe('IDEMPOTENCY_CONFLICT');
     const other = await request(app.getHttpServer()).get('/boom').expect(500);
     expect(other.body.code).toBeUndefined();
   });

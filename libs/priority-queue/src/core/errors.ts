@@ -42,6 +42,7 @@ export class UnknownTaskTypeError extends ValidationError {
  * differs; `taskId` is the task that holds the key; `index` the input of the batch (0 for submit).
  */
 export class IdempotencyConflictError extends PriorityQueueError {
+  static override readonly code: string = 'IDEMPOTENCY_CONFLICT';
   constructor(
     readonly key: string,
     readonly fields: readonly IdempotencyField[],
