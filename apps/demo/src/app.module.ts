@@ -1,12 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { PriorityQueueModule, type StoreConfig } from 'nestjs-priority-queue';
+import { TerminusModule } from '@nestjs/terminus';
+import { PriorityQueueModule, type StoreBackend } from 'nestjs-priority-queue';
+import { PriorityQueueHealthModule } from 'nestjs-priority-queue/health';
 import { NightlyArchiveJob } from './archive/nightly-archive.job';
 import { DEMO_CONFIG, type DemoConfig } from './config/demo-config';
 import { DemoConfigModule } from './config/demo-config.module';
 import { HandlersModule } from './handlers/handlers.module';
 import { AdminController } from './http/admin.controller';
 import { DocumentsController } from './http/documents.controller';
+import { HealthController } from './http/health.controller';
 import { IncidentsController } from './http/incidents.controller';
 import { QueueController } from './http/queue.controller';
 import { TasksController } from './http/tasks.controller';
@@ -15,17 +18,20 @@ import { AdminKeyGuard } from './tenancy/admin-key.guard';
 import { AnyKeyGuard } from './tenancy/any-key.guard';
 import { ApiKeyGuard } from './tenancy/api-key.guard';
 import { TenantDirectory } from './tenancy/tenant-directory';
+import { DemoQueuesModule } from './queues/demo-queues';
+import { QueueDirectory } from './queues/queue-directory';
 import { TaskTimeline } from './timeline/task-timeline';
 import { VendorsModule } from './vendors/vendors.module';
 import { WorkSubmitter } from './work/work-submitter';
 
 /**
- * The demo application. `store` is what PQ_STORE selected (see store/store-connection.ts);
- * the app imports ScheduleModule.forRoot() once, for its own @Cron and the queue's workers.
+ * The demo application. `store` is the backend PQ_STORE selected (see store/store-connection.ts),
+ * holding the two named queues `ocr` and `maintenance` (queues/demo-queues.ts); the app imports
+ * ScheduleModule.forRoot() once, for its own @Cron and the queues' workers.
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: DemoConfig, store: StoreConfig): DynamicModule {
+  static forRoot(config: DemoConfig, store: StoreBackend): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -35,11 +41,14 @@ export class AppModule {
           inject: [DEMO_CONFIG],
           useFactory: (cfg: DemoConfig) => ({ store, workers: cfg.workers }),
         }),
+        DemoQueuesModule,
+        TerminusModule,
+        PriorityQueueHealthModule,
         VendorsModule,
         HandlersModule,
       ],
-      controllers: [DocumentsController, IncidentsController, TenantsController, TasksController, QueueController, AdminController],
-      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, AnyKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob],
+      controllers: [DocumentsController, IncidentsController, TenantsController, TasksController, QueueController, AdminController, HealthController],
+      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, AnyKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory],
     };
   }
 }

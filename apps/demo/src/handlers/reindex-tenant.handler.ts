@@ -3,6 +3,7 @@ import { PermanentError, PriorityTask, type HandlerContext, type PollContext, ty
 import { DEMO_CONFIG, type DemoConfig } from '../config/demo-config';
 import { SimulatedSearchIndexer } from '../search/simulated-search-indexer';
 import type { ReindexPayload } from '../work/document-payload';
+import { MAINTENANCE_QUEUE } from '../queues/demo-queues';
 import { TaskTypes } from './task-types';
 
 /**
@@ -10,7 +11,7 @@ import { TaskTypes } from './task-types';
  * concurrencyKey `reindex:<tenantId>` (limit 1 by default), so two rebuilds of one tenant never
  * run at once while those of different tenants do.
  */
-@PriorityTask(TaskTypes.REINDEX_TENANT, { providerKey: 'search', pollIntervalMs: 50, maxAttempts: 3 })
+@PriorityTask(TaskTypes.REINDEX_TENANT, { providerKey: 'search', pollIntervalMs: 50, maxAttempts: 3, queue: MAINTENANCE_QUEUE })
 export class ReindexTenantHandler {
   constructor(
     private readonly indexer: SimulatedSearchIndexer,

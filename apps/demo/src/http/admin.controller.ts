@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, NotFoundException, Param, Patch, Post, Put, UseGuards } from '@nestjs/common';
-import { AdmissionGuard } from 'nestjs-priority-queue';
+import { AdmissionGuard, InjectAdmissionGuard } from 'nestjs-priority-queue';
 import { NightlyArchiveJob } from '../archive/nightly-archive.job';
 import type { VendorName } from '../config/demo-config';
+import { OCR_QUEUE } from '../queues/demo-queues';
 import { SimulatedSearchIndexer } from '../search/simulated-search-indexer';
 import { AdminKeyGuard } from '../tenancy/admin-key.guard';
 import { TenantDirectory } from '../tenancy/tenant-directory';
@@ -21,7 +22,7 @@ import { VendorNamePipe } from './vendor-name.pipe';
 @UseGuards(AdminKeyGuard)
 export class AdminController {
   constructor(
-    private readonly guard: AdmissionGuard,
+    @InjectAdmissionGuard(OCR_QUEUE) private readonly guard: AdmissionGuard,
     private readonly vendors: VendorDirectory,
     private readonly indexer: SimulatedSearchIndexer,
     private readonly tenants: TenantDirectory,

@@ -1,5 +1,7 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
-import { AdmissionGuard, TaskManager } from 'nestjs-priority-queue';
+import { AdmissionGuard, InjectAdmissionGuard } from 'nestjs-priority-queue';
+import { OCR_QUEUE } from '../queues/demo-queues';
+import { QueueDirectory } from '../queues/queue-directory';
 import { priorityLevelName } from '../priority/priority-level';
 import { AnyKeyGuard } from '../tenancy/any-key.guard';
 
@@ -8,13 +10,13 @@ import { AnyKeyGuard } from '../tenancy/any-key.guard';
 @UseGuards(AnyKeyGuard)
 export class QueueController {
   constructor(
-    private readonly tasks: TaskManager,
-    private readonly guard: AdmissionGuard,
+    private readonly queues: QueueDirectory,
+    @InjectAdmissionGuard(OCR_QUEUE) private readonly guard: AdmissionGuard,
   ) {}
 
   @Get('stats')
   async stats() {
-    const [s, limits] = await Promise.all([this.tasks.stats(), this.guard.getLimits()]);
+    const [s, limits] = await Promise.all([this.queues.stats(), this.guard.getLimits()]);
     return {
       now: s.now,
       byStatus: s.byStatus,

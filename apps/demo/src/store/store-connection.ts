@@ -1,13 +1,17 @@
-import type { StoreConfig } from 'nestjs-priority-queue';
+import { memoryStore, type StoreBackend } from 'nestjs-priority-queue';
+// the store entry points load their driver only when a store is made
+import { redisStore } from 'nestjs-priority-queue/redis';
+import { typeormStore } from 'nestjs-priority-queue/typeorm';
 import type { StoreSelection } from './store-selection';
 
 /**
  * The connection the demo owns (a TypeORM DataSource or an ioredis client) and the store
- * config handed to PriorityQueueModule. The library never closes a connection it was given,
- * so the demo closes it after the application has shut down.
+ * backend handed to PriorityQueueModule (its queues `ocr` and `maintenance` live in it). The
+ * library never closes a connection it was given, so the demo closes it after the application
+ * has shut down.
  */
 export interface StoreConnection {
-  config: StoreConfig;
+  config: StoreBackend;
   close(): Promise<void>;
 }
 
@@ -15,7 +19,7 @@ export interface StoreConnection {
 export async function openStoreConnection(selection: StoreSelection): Promise<StoreConnection> {
   switch (selection.kind) {
     case 'memory':
-      return { config: { type: 'memory' }, close: async () => undefined };
+      return { config: memoryStore(), close: async () => undefined };
     case 'redis':
       return openRedis(selection.url);
     case 'sqlite':
@@ -33,7 +37,7 @@ async function openRedis(url: string): Promise<StoreConnection> {
   const connection = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   await connection.connect();
   return {
-    config: { type: 'redis', connection, prefix: 'demo' },
+    config: redisStore({ connection, prefix: 'demo' }),
     close: async () => {
       await connection.quit().catch(() => connection.disconnect());
     },
@@ -46,7 +50,7 @@ async function openTypeOrm(options: Record<string, unknown>): Promise<StoreConne
   const dataSource = new DataSource({ ...options, entities: [], synchronize: false, logging: false } as never);
   await dataSource.initialize();
   return {
-    config: { type: 'typeorm', dataSource, tablePrefix: 'demo_' },
+    config: typeormStore({ dataSource, tablePrefix: 'demo_' }),
     close: async () => {
       if (dataSource.isInitialized) await dataSource.destroy();
     },

@@ -1,5 +1,5 @@
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { isTerminal, TaskManager, TaskStatus, type TaskEvent } from 'nestjs-priority-queue';
+import { Injectable } from '@nestjs/common';
+import { isTerminal, OnTaskEvent, TaskStatus, type QueueTaskEvent } from 'nestjs-priority-queue';
 
 /** When one task was created, first started (claimed for submit) and finished. */
 export interface TimelineEntry {
@@ -23,25 +23,15 @@ export interface TimelineEntry {
 const MAX_ENTRIES = 200_000;
 
 /**
- * Records, from the queue's events, when each task of this process was created and first
+ * Records, from the queues' events, when each task of this process was created and first
  * started. It backs the load script's wait times and start-order checks. Only transitions made
- * by this process are seen: run the demo as one process when you measure.
+ * by this process are seen (@OnTaskEvent's local scope): run the demo as one process when you
+ * measure.
  */
 @Injectable()
-export class TaskTimeline implements OnModuleInit, OnModuleDestroy {
+export class TaskTimeline {
   private readonly entries = new Map<string, TimelineEntry>();
   private seq = 0;
-  private off: (() => void) | null = null;
-
-  constructor(private readonly tasks: TaskManager) {}
-
-  onModuleInit(): void {
-    this.off = this.tasks.onEvent((e) => this.record(e));
-  }
-
-  onModuleDestroy(): void {
-    this.off?.();
-  }
 
   list(): TimelineEntry[] {
     return [...this.entries.values()];
@@ -51,7 +41,8 @@ export class TaskTimeline implements OnModuleInit, OnModuleDestroy {
     this.entries.clear();
   }
 
-  private record(e: TaskEvent): void {
+  @OnTaskEvent('transition')
+  record(e: QueueTaskEvent): void {
     let entry = this.entries.get(e.taskId);
     if (e.from === null) {
       const payload = (e.task.payload ?? {}) as { kind?: string; plan?: string };

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AdmissionGuard } from 'nestjs-priority-queue';
+import { AdmissionGuard, InjectAdmissionGuard } from 'nestjs-priority-queue';
 import { DEMO_CONFIG, VENDOR_NAMES, type DemoConfig } from '../config/demo-config';
+import { OCR_QUEUE } from '../queues/demo-queues';
 
 /**
  * Writes each vendor's contract into the queue's admission limits at start-up, before the
@@ -13,7 +14,7 @@ export class VendorLimitsInitializer implements OnModuleInit {
   private readonly logger = new Logger('VendorLimits');
 
   constructor(
-    private readonly guard: AdmissionGuard,
+    @InjectAdmissionGuard(OCR_QUEUE) private readonly guard: AdmissionGuard,
     @Inject(DEMO_CONFIG) private readonly config: DemoConfig,
   ) {}
 

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { IdempotencyConflictError, TaskManager, type SubmitInput, type Task } from 'nestjs-priority-queue';
+import { IdempotencyConflictError, InjectTaskManager, TaskManager, type SubmitInput, type Task } from 'nestjs-priority-queue';
 import { DEMO_CONFIG, type DemoConfig, type TenantConfig } from '../config/demo-config';
 import { TaskTypes } from '../handlers/task-types';
+import { MAINTENANCE_QUEUE, OCR_QUEUE } from '../queues/demo-queues';
 import { resolvePriority } from '../priority/resolve-priority';
 import { WorkKind } from '../priority/work-kind';
 import type { DocumentPayload, ReindexPayload } from './document-payload';
@@ -18,7 +19,10 @@ export interface DocumentInput {
 @Injectable()
 export class WorkSubmitter {
   constructor(
-    private readonly tasks: TaskManager,
+    /** Documents to the OCR vendors. */
+    @InjectTaskManager(OCR_QUEUE) private readonly tasks: TaskManager,
+    /** Re-index flows. */
+    @InjectTaskManager(MAINTENANCE_QUEUE) private readonly maintenance: TaskManager,
     @Inject(DEMO_CONFIG) private readonly config: DemoConfig,
   ) {}
 
@@ -56,7 +60,7 @@ export class WorkSubmitter {
   reindex(tenant: TenantConfig, reason?: string): Promise<Task> {
     const payload: ReindexPayload = { tenantId: tenant.id, plan: tenant.plan, kind: WorkKind.REINDEX };
     if (reason !== undefined) payload.reason = reason; // payloads are JSON: no undefined values
-    return this.tasks.submit({
+    return this.maintenance.submit({
       type: TaskTypes.REINDEX_TENANT,
       payload,
       priority: resolvePriority(tenant.plan, WorkKind.REINDEX),
