@@ -28,7 +28,7 @@ describe('named queues (e2e, memory store)', () => {
     try {
       const registry = app.get(PriorityQueueRegistry);
       const p = app.get(Producer);
-      expect(registry.names()).toEqual(['default', 'reports', 'mail']);
+      expect(registry.names()).toEqual(['default', 'mail', 'reports']);
       // the classes and symbols of the first releases still inject the default queue
       expect(app.get(TaskManager)).toBe(registry.taskManager());
       expect(app.get(AdmissionGuard)).toBe(registry.admissionGuard('default'));

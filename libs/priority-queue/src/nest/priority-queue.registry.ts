@@ -27,9 +27,9 @@ export class PriorityQueueRegistry {
   /** The library's log (threshold from forRoot's logLevel). */
   log = new QueueLog();
 
-  /** Names of the registered queues, `default` (forRoot's) first when present. */
+  /** Names of the registered queues: `default` (forRoot's) first when present, then the others by name. */
   names(): string[] {
-    return [...this.queues.keys()];
+    return [...this.queues.keys()].sort((a, b) => (a === DEFAULT_QUEUE_NAME ? -1 : b === DEFAULT_QUEUE_NAME ? 1 : a < b ? -1 : a > b ? 1 : 0));
   }
 
   has(name: string): boolean {
@@ -56,7 +56,7 @@ export class PriorityQueueRegistry {
   }
 
   handles(): QueueHandle[] {
-    return [...this.queues.values()];
+    return this.names().map((n) => this.queues.get(n)!);
   }
 
   /** forRoot's backend and options; a second forRoot in the same application is an error. */
