@@ -31,6 +31,7 @@ export const ok = [
   redisStore({ url: 'redis://localhost:6379' }),
   redisStore({ url: 'redis://localhost:6379', options: { db: 2 } }),
   redisStore({ options: { host: 'localhost', port: 6379 } }),
+  redisStore({ connection: cluster, waitForReplicas: { replicas: 1, timeoutMs: 100 } }),
   typeormStore({ dataSource }),
   typeormStore({ dataSource, migrate: false, tablePrefix: 'jobs_' }),
   memoryStore(),

@@ -5,6 +5,7 @@ import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } f
 import type { TaskStore } from '../../core/task-store.port';
 import { assertRedisConnection, describeRedis, describeValue, type RedisConnection } from './connection-check';
 import { RedisTaskStore } from './redis-task-store';
+import type { ReplicaWait } from './scripts';
 import { waitForRedis } from './wait-ready';
 
 /** Default of `initTimeoutMs`. */
@@ -18,6 +19,8 @@ interface RedisStoreCommon {
    * (default 10 000 ms). While it waits, one log line says for what.
    */
   initTimeoutMs?: number;
+  /** Redis WAIT after every write of every queue's store (see RedisTaskStoreOptions and docs/REDIS.md, "Failover"). */
+  waitForReplicas?: ReplicaWait;
 }
 
 /** A connection you own: the library never closes it (close it yourself after app.close()). */
@@ -94,14 +97,20 @@ export function redisStore(options: RedisStoreOptions): RedisStoreBackend {
     connection = options.url !== undefined ? new IORedis.default(options.url, o) : new IORedis.default(o);
     owns = true;
   }
-  return redisBackend(connection, owns, options.prefix, initTimeoutMs);
+  return redisBackend(connection, owns, options.prefix, initTimeoutMs, options.waitForReplicas);
 }
 
 const REDIS_STORE_FORMS =
   "redisStore({ url: 'redis://host:6379' }) or redisStore({ options: { host, port } }) (the library opens and closes the connection), or redisStore({ connection: new Redis(...) }) (yours: never closed)";
 
 /** The backend on a checked connection (also used for the `{ type: 'redis', connection }` config). */
-export function redisBackend(conn: unknown, owns: boolean, prefix: string | undefined, initTimeoutMs = DEFAULT_REDIS_INIT_TIMEOUT_MS): RedisStoreBackend {
+export function redisBackend(
+  conn: unknown,
+  owns: boolean,
+  prefix: string | undefined,
+  initTimeoutMs = DEFAULT_REDIS_INIT_TIMEOUT_MS,
+  waitForReplicas?: ReplicaWait,
+): RedisStoreBackend {
   assertRedisConnection(conn, "store: { type: 'redis', connection }");
   const connection: RedisConnection = conn;
   let log: (message: string) => void = () => undefined;
@@ -123,7 +132,7 @@ export function redisBackend(conn: unknown, owns: boolean, prefix: string | unde
     },
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs });
+      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs, waitForReplicas });
     },
     release: (store: TaskStore) => store.close(),
   };
