@@ -4,11 +4,12 @@
  * parent -> go -> child starts its worker, reports started job indexes in batches
  * parent -> stop -> child stops its worker, lets go of the namespace, exits.
  */
+import './lib/peers'; // first: under --node=24 the runtime's peers serve require()
 import { createTarget } from './targets';
-import type { BenchEnv, BenchTarget, RunningWorker } from './target';
+import type { BenchEnv, BenchTarget, Profile, RunningWorker } from './target';
 
 export type ChildCommand =
-  | { kind: 'start'; targetId: string; env: BenchEnv; namespace: string; concurrency: number }
+  | { kind: 'start'; targetId: string; env: BenchEnv; namespace: string; concurrency: number; profile: Profile }
   | { kind: 'go' }
   | { kind: 'stop' };
 
@@ -35,7 +36,7 @@ async function onCommand(cmd: ChildCommand): Promise<void> {
     concurrency = cmd.concurrency;
     target = createTarget(cmd.targetId, cmd.env);
     await target.open({ attach: true });
-    await target.begin(cmd.namespace, { attach: true });
+    await target.begin(cmd.namespace, { attach: true, profile: cmd.profile });
     send({ kind: 'ready' });
   } else if (cmd.kind === 'go') {
     worker = await target!.startWorker({

@@ -1,15 +1,18 @@
 /**
- * `npm run bench [-- --quick] [--targets=a,b] [--scenarios=x,y] [--seed=N]`
+ * `npm run bench [-- --quick] [--targets=a,b] [--scenarios=x,y] [--seed=N] [--node=24]`
  *
  * Starts its own servers (the test harness: loopback, temp dirs), runs every scenario against
  * every target one after the other on the same servers, prints one Markdown table with ratios
  * ours / peer on the same server, checks the targets of the store issues and appends JSON lines
- * to .bench-results/results.jsonl.
+ * to .bench-results/results.jsonl. `--node=24` runs all of it on Node 24 with the newer peers
+ * (lib/runtime.ts).
  */
+import './lib/peers'; // first: under --node=24 the runtime's peers serve require()
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { checkTargets } from './checks';
 import { gitCommit, machineFacts, serverVersions } from './lib/machine';
+import { ensureRuntime, NODE_BUILDS, reexec } from './lib/runtime';
 import { appendResults, formatValue, ratio, renderTable, type Cell, type Column, type RowKey } from './lib/report';
 import { startServers } from './lib/servers';
 import { nowMs } from './lib/stats';
@@ -26,13 +29,16 @@ interface Args {
   seed: number;
   record: boolean;
   repeat: number;
+  /** Major version of Node to run on (`--node=24`); null: this process's. */
+  node: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, targets: null, scenarios: null, seed: 42, record: true, repeat: 1 };
+  const args: Args = { quick: false, targets: null, scenarios: null, seed: 42, record: true, repeat: 1, node: null };
   for (const a of argv) {
     const [k, v] = a.split('=');
     if (k === '--quick') args.quick = true;
+    else if (k === '--node') args.node = v;
     else if (k === '--targets') args.targets = v.split(',');
     else if (k === '--scenarios') args.scenarios = v.split(',');
     else if (k === '--seed') args.seed = Number(v);
@@ -40,8 +46,20 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--repeat') args.repeat = Math.max(1, Number(v) || 1);
     else if (k === '--help' || k === '-h') {
       console.log(
-        'npm run bench [-- --quick] [--targets=' + TARGETS.map((t) => t.id).join(',') + '] [--scenarios=' +
-          SCENARIOS.map((s) => s.id).join(',') + '] [--seed=42] [--repeat=1] [--no-record]',
+        [
+          'npm run bench [-- --quick] [--targets=a,b] [--scenarios=x,y] [--seed=42] [--repeat=1] [--no-record] [--node=24]',
+          '',
+          `  --targets    default: ${TARGETS.filter((t) => !t.optional).map((t) => t.id).join(',')}`,
+          `               only when named: ${TARGETS.filter((t) => t.optional).map((t) => t.id).join(',')}`,
+          '               (+roc: removeOnComplete from BENCH_REMOVE_ON_COMPLETE, default true; see targets/remove-on-complete.ts)',
+          `  --scenarios  default: all of ${SCENARIOS.map((s) => s.id).join(',')}`,
+          '               (-defaults: every system with its out-of-the-box settings; idle: defaults only)',
+          '  --repeat=N   N rounds alternating the target order, each cell keeps its best value',
+          `  --node=N     run everything on Node N (${Object.keys(NODE_BUILDS).join(' or ')}: installed once into`,
+          '               $BENCH_RUNTIME_DIR or ~/.cache/nestjs-priority-queue-bench, with pg-boss 12 and',
+          '               graphile-worker 0.18 from test/bench/runtime/package.json), or this process\'s major',
+          '  --quick      reduced sizes (sizes.ts QUICK)',
+        ].join('\n'),
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
@@ -52,11 +70,19 @@ function parseArgs(argv: string[]): Args {
 const log = (m: string) => console.error(m);
 
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const args = parseArgs(argv);
+  const current = process.versions.node.split('.')[0];
+  if (args.node && !(args.node === current && (process.env.BENCH_PEERS_ROOT || !NODE_BUILDS[current]))) {
+    if (!NODE_BUILDS[args.node]) throw new Error(`--node=${args.node}: this process runs Node ${current}; installable: ${Object.keys(NODE_BUILDS).join(', ')}`);
+    const runtime = ensureRuntime(args.node, log);
+    log(`running on ${runtime.node} with the peers of ${runtime.peersRoot}`);
+    process.exit(await reexec(runtime, args.node, argv.filter((a) => !a.startsWith('--node'))));
+  }
   const sizes = args.quick ? QUICK : FULL;
   const started = nowMs();
   const runId = randomBytes(3).toString('hex');
-  const chosen = TARGETS.filter((t) => !args.targets || args.targets.includes(t.id));
+  const chosen = TARGETS.filter((t) => (args.targets ? args.targets.includes(t.id) : !t.optional));
   const scenarios = SCENARIOS.filter((s) => !args.scenarios || args.scenarios.includes(s.id));
   if (args.targets) for (const t of args.targets) if (!TARGETS.some((x) => x.id === t)) throw new Error(`unknown target ${t}`);
   if (args.scenarios) for (const s of args.scenarios) if (!SCENARIOS.some((x) => x.id === s)) throw new Error(`unknown scenario ${s}`);
@@ -112,7 +138,7 @@ async function main(): Promise<void> {
   }
   for (const [id, why] of broken) console.log(`- ${id}: not run (${why})`);
   console.log('');
-  console.log('Targets (issues 3, 4, 6):');
+  console.log('Targets (issues 3, 4, 6, 15):');
   for (const c of checkTargets(cells)) console.log(`  ${c.ok === null ? '?' : c.ok ? 'met   ' : 'MISSED'} ${c.name}: ${c.detail}`);
   const machine = machineFacts();
   console.log('');
@@ -209,7 +235,7 @@ function buildColumns(ids: string[], targets: Map<string, BenchTarget>, cells: C
   for (const id of ids) {
     const t = targets.get(id);
     if (!t) continue;
-    const header = t.ours ? `ours ${t.server}` : t.label;
+    const header = t.ours ? `ours ${t.server}${t.variant ? ' ' + t.variant : ''}` : t.label;
     cols.push({
       header,
       value: (r) => {
@@ -222,7 +248,7 @@ function buildColumns(ids: string[], targets: Map<string, BenchTarget>, cells: C
     for (const [ours, peers] of Object.entries(PEERS)) {
       if (!targets.has(ours) || !peers.includes(id)) continue;
       cols.push({
-        header: `ours/${t.label}`,
+        header: `ours${targets.get(ours)?.variant ?? ''}/${t.label}`,
         value: (r) => ratio(value(ours, r.metric)?.value, value(id, r.metric)?.value, r),
       });
     }

@@ -1,4 +1,4 @@
-import type { BenchEnv, BenchJob, BenchTarget } from './target';
+import type { BenchEnv, BenchJob, BenchTarget, Profile } from './target';
 import { seededRandom, randomInt } from './lib/rng';
 import { chunks } from './lib/stats';
 
@@ -24,6 +24,12 @@ export interface Sizes {
   processes: number;
   /** Longest a single measured phase may take before the target fails the scenario. */
   phaseTimeoutMs: number;
+  /** Idle scenario: how many idle workers (each with its own connections, like a process). */
+  idleWorkers: number[];
+  /** Idle scenario: the counted quiet window. */
+  idleSeconds: number;
+  /** Idle scenario: single tasks submitted one at a time after the window (wake-up latency). */
+  idleWakeups: number;
 }
 
 export type Better = 'higher' | 'lower' | 'zero';
@@ -72,13 +78,21 @@ export async function submitAll(target: BenchTarget, jobs: readonly BenchJob[], 
 }
 
 /** Runs `fn` inside a fresh namespace of the target and always cleans it up. */
-export async function inNamespace<T>(ctx: ScenarioContext, suffix: string, fn: () => Promise<T>): Promise<T> {
-  await ctx.target.begin(ctx.namespace(suffix));
+export async function inNamespace<T>(ctx: ScenarioContext, suffix: string, fn: () => Promise<T>, profile: Profile = 'tuned'): Promise<T> {
+  await ctx.target.begin(ctx.namespace(suffix), { profile });
   try {
     return await fn();
   } finally {
     await ctx.target.end().catch((e) => ctx.log(`cleanup failed: ${(e as Error).message}`));
   }
+}
+
+/** Metric id and label of a scenario's row in the `defaults` profile, next to the tuned row. */
+export function profiled(profile: Profile, metric: string, label: string): { metric: string; label: string } {
+  if (profile === 'tuned') return { metric, label };
+  const unit = label.lastIndexOf(' (');
+  const named = unit > 0 ? `${label.slice(0, unit)}, defaults${label.slice(unit)}` : `${label}, defaults`;
+  return { metric: `${metric}.defaults`, label: named };
 }
 
 export function compact(n: number): string {

@@ -17,6 +17,9 @@ export const FULL: Sizes = {
   multiProcessTasks: 20_000,
   processes: 4,
   phaseTimeoutMs: 300_000,
+  idleWorkers: [1, 8, 32],
+  idleSeconds: 30,
+  idleWakeups: 5,
 };
 
 /** `--quick`: the same scenarios, small enough for the whole run to take under 2 minutes. */
@@ -36,4 +39,7 @@ export const QUICK: Sizes = {
   multiProcessTasks: 2_000,
   processes: 4,
   phaseTimeoutMs: 20_000,
+  idleWorkers: [1, 8],
+  idleSeconds: 5,
+  idleWakeups: 3,
 };

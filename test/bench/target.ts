@@ -50,6 +50,24 @@ export type JobHandler = (job: StartedJob) => void | Promise<void>;
  */
 export type WorkerPurpose = 'throughput' | 'ordered';
 
+/**
+ * `tuned`: each system with its documented throughput settings (the `tuning` text says which,
+ * and where they are documented). `defaults`: what a user gets out of the box: only the
+ * connection, the namespace (queue name / prefix / schema), the priority mapping and the
+ * scenario's concurrency are set (concurrency is part of the workload: every system runs the
+ * same number of handlers at once), every other setting is the library's default. A namespace
+ * keeps one profile from begin() to end(), so producers and workers agree (BullMQ's job options,
+ * pg-boss's queue options are set by the producer).
+ */
+export type Profile = 'tuned' | 'defaults';
+
+export interface BeginOptions {
+  /** A child process or an extra idle worker joins a namespace that the runner created. */
+  attach?: boolean;
+  /** Default `tuned`. */
+  profile?: Profile;
+}
+
 export interface WorkerSpec {
   concurrency: number;
   purpose: WorkerPurpose;
@@ -66,17 +84,21 @@ export interface BenchTarget {
   readonly label: string;
   readonly server: ServerKind;
   readonly ours: boolean;
+  /** A variant of one of our targets (e.g. `+roc`), shown after `ours <server>` in headers. */
+  readonly variant?: string;
   /** Package name and version, for the record. */
   readonly version: string;
-  /** How the target was configured (written into results and docs). */
+  /** How the target was configured in the `tuned` profile (written into results and docs). */
   readonly tuning: string;
+  /** What the `defaults` profile sets (everything else is the library's default). */
+  readonly defaults: string;
 
   /** Connects; migrates unless attaching from a child process. */
   open(opts?: { attach?: boolean }): Promise<void>;
   close(): Promise<void>;
 
   /** Starts a fresh, empty namespace (queue name, key prefix, table prefix) for one scenario. */
-  begin(namespace: string, opts?: { attach?: boolean }): Promise<void>;
+  begin(namespace: string, opts?: BeginOptions): Promise<void>;
   /** Removes what the namespace left behind; `detach` (child processes) only lets go of it. */
   end(opts?: { detach?: boolean }): Promise<void>;
 

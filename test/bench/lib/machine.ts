@@ -2,17 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem, release, platform } from 'node:os';
 import { join } from 'node:path';
+import { packageVersion } from './peers';
+
+export { packageVersion };
 
 const root = join(__dirname, '..', '..', '..');
-
-/** Installed version of a package (read from its package.json: some block `require('x/package.json')`). */
-export function packageVersion(name: string): string {
-  try {
-    return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
-  } catch {
-    return 'unknown';
-  }
-}
 
 export function ourVersion(): string {
   try {

@@ -37,6 +37,8 @@ export function formatValue(value: number | null | undefined, unit: string): str
       return value === 0 ? '0' : value.toFixed(2);
     case 'x':
       return value.toFixed(2);
+    case 'calls/s':
+      return value >= 100 ? Math.round(value).toLocaleString('en-US') : value >= 10 ? value.toFixed(1) : value.toFixed(2);
     case 'count':
       return String(value);
     default:

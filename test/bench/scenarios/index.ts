@@ -1,12 +1,26 @@
 import type { Scenario } from '../scenario';
 import { submitOne } from './submit-one';
 import { submitBulk } from './submit-bulk';
-import { drain } from './drain';
+import { drain, drainDefaults } from './drain';
 import { order } from './order';
 import { backlog } from './backlog';
-import { latency } from './latency';
+import { latency, latencyDefaults } from './latency';
 import { admission } from './admission';
-import { multiProcess } from './multi-process';
+import { multiProcess, multiProcessDefaults } from './multi-process';
+import { idle } from './idle';
 
-/** Every scenario, in table order. */
-export const SCENARIOS: readonly Scenario[] = [submitOne, submitBulk, drain, order, backlog, latency, admission, multiProcess];
+/** Every scenario, in table order (a `-defaults` one right after its tuned one). */
+export const SCENARIOS: readonly Scenario[] = [
+  submitOne,
+  submitBulk,
+  drain,
+  drainDefaults,
+  order,
+  backlog,
+  latency,
+  latencyDefaults,
+  admission,
+  multiProcess,
+  multiProcessDefaults,
+  idle,
+];

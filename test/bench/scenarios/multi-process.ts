@@ -1,8 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { compact, inNamespace, makeJobs, submitAll, type Scenario } from '../scenario';
+import { compact, inNamespace, makeJobs, profiled, submitAll, type Scenario } from '../scenario';
 import { Countdown, nowMs, perSecond } from '../lib/stats';
 import type { ChildCommand, ChildMessage } from '../child';
+import type { Profile } from '../target';
 
 const REGISTER = join(__dirname, '..', '..', 'support', 'register.js');
 const CHILD = join(__dirname, '..', 'child.ts');
@@ -10,87 +11,93 @@ const CHILD = join(__dirname, '..', 'child.ts');
 /**
  * Multi-process drain: the backlog is written by this process, then N worker processes (each at
  * the scenario concurrency) drain it. Timing starts when every child is connected and told to
- * go, so process start-up is not counted.
+ * go, so process start-up is not counted. `multi-process-defaults`: out-of-the-box settings.
  */
-export const multiProcess: Scenario = {
-  id: 'multi-process',
-  title: 'multi-process drain',
-  applies: (t) => t.server === 'redis' || t.server === 'postgres',
-  metrics: (s) => [
-    {
-      metric: 'multi-process',
-      label: `drain ${compact(s.multiProcessTasks)} with ${s.processes} worker processes x ${s.concurrency} (jobs/s)`,
-      unit: 'jobs/s',
-      better: 'higher',
-    },
-  ],
-  run: (ctx) => {
-    const namespace = ctx.namespace('mp');
-    return inNamespaceNamed(ctx, namespace, async () => {
-      const jobs = makeJobs(ctx.sizes.multiProcessTasks, ctx.seed);
-      await submitAll(ctx.target, jobs, ctx.sizes.bulkChunk);
-      const children: ChildProcess[] = [];
-      const seen = new Uint8Array(jobs.length);
-      let duplicates = 0;
-      const done = new Countdown(jobs.length, ctx.sizes.phaseTimeoutMs, 'multi-process');
-      let failure: Error | null = null;
-      try {
-        const ready = [];
-        for (let p = 0; p < ctx.sizes.processes; p++) {
-          const child = fork(CHILD, [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-          children.push(child);
-          ready.push(
-            new Promise<void>((resolve, reject) => {
-              child.on('message', (m: ChildMessage) => {
-                if (m.kind === 'ready') resolve();
-                else if (m.kind === 'started') {
-                  for (const i of m.ids) {
-                    if (seen[i]) duplicates++;
-                    else {
-                      seen[i] = 1;
-                      done.tick();
+function multiProcessScenario(profile: Profile): Scenario {
+  const scenario: Scenario = {
+    id: profile === 'tuned' ? 'multi-process' : 'multi-process-defaults',
+    title: `multi-process drain (${profile})`,
+    applies: (t) => t.server === 'redis' || t.server === 'postgres',
+    metrics: (s) => [
+      {
+        ...profiled(profile, 'multi-process', `drain ${compact(s.multiProcessTasks)} with ${s.processes} worker processes x ${s.concurrency} (jobs/s)`),
+        unit: 'jobs/s',
+        better: 'higher',
+      },
+    ],
+    run: (ctx) => {
+      const namespace = ctx.namespace(profile === 'tuned' ? 'mp' : 'mpd');
+      return inNamespaceNamed(ctx, namespace, profile, async () => {
+        const jobs = makeJobs(ctx.sizes.multiProcessTasks, ctx.seed);
+        await submitAll(ctx.target, jobs, ctx.sizes.bulkChunk);
+        const children: ChildProcess[] = [];
+        const seen = new Uint8Array(jobs.length);
+        let duplicates = 0;
+        const done = new Countdown(jobs.length, ctx.sizes.phaseTimeoutMs, 'multi-process');
+        let failure: Error | null = null;
+        try {
+          const ready = [];
+          for (let p = 0; p < ctx.sizes.processes; p++) {
+            const child = fork(CHILD, [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+            children.push(child);
+            ready.push(
+              new Promise<void>((resolve, reject) => {
+                child.on('message', (m: ChildMessage) => {
+                  if (m.kind === 'ready') resolve();
+                  else if (m.kind === 'started') {
+                    for (const i of m.ids) {
+                      if (seen[i]) duplicates++;
+                      else {
+                        seen[i] = 1;
+                        done.tick();
+                      }
                     }
+                  } else if (m.kind === 'error') {
+                    failure = new Error(`worker process: ${m.message}`);
+                    reject(failure);
+                    done.fail(failure);
                   }
-                } else if (m.kind === 'error') {
-                  failure = new Error(`worker process: ${m.message}`);
-                  reject(failure);
-                  done.fail(failure);
-                }
-              });
-              child.once('exit', (code) => reject(new Error(`worker process exited with ${code} before it was ready`)));
-            }),
-          );
-          const start: ChildCommand = {
-            kind: 'start',
-            targetId: ctx.target.id,
-            env: ctx.env,
-            namespace,
-            concurrency: ctx.sizes.concurrency,
-          };
-          child.send(start);
+                });
+                child.once('exit', (code) => reject(new Error(`worker process exited with ${code} before it was ready`)));
+              }),
+            );
+            const start: ChildCommand = {
+              kind: 'start',
+              targetId: ctx.target.id,
+              env: ctx.env,
+              namespace,
+              concurrency: ctx.sizes.concurrency,
+              profile,
+            };
+            child.send(start);
+          }
+          await Promise.all(ready);
+          const t0 = nowMs();
+          for (const c of children) c.send({ kind: 'go' } satisfies ChildCommand);
+          await done.arm();
+          const elapsed = nowMs() - t0;
+          if (failure) throw failure;
+          return [
+            {
+              ...scenario.metrics(ctx.sizes, ctx.target)[0],
+              value: perSecond(jobs.length, elapsed),
+              ...(duplicates ? { note: `${duplicates} duplicate starts` } : {}),
+            },
+          ];
+        } finally {
+          await Promise.all(children.map((c) => stopChild(c)));
         }
-        await Promise.all(ready);
-        const t0 = nowMs();
-        for (const c of children) c.send({ kind: 'go' } satisfies ChildCommand);
-        await done.arm();
-        const elapsed = nowMs() - t0;
-        if (failure) throw failure;
-        return [
-          {
-            ...multiProcess.metrics(ctx.sizes, ctx.target)[0],
-            value: perSecond(jobs.length, elapsed),
-            ...(duplicates ? { note: `${duplicates} duplicate starts` } : {}),
-          },
-        ];
-      } finally {
-        await Promise.all(children.map((c) => stopChild(c)));
-      }
-    });
-  },
-};
+      });
+    },
+  };
+  return scenario;
+}
 
-function inNamespaceNamed<T>(ctx: Parameters<Scenario['run']>[0], namespace: string, fn: () => Promise<T>): Promise<T> {
-  return inNamespace({ ...ctx, namespace: () => namespace }, 'mp', fn);
+export const multiProcess = multiProcessScenario('tuned');
+export const multiProcessDefaults = multiProcessScenario('defaults');
+
+function inNamespaceNamed<T>(ctx: Parameters<Scenario['run']>[0], namespace: string, profile: Profile, fn: () => Promise<T>): Promise<T> {
+  return inNamespace({ ...ctx, namespace: () => namespace }, 'mp', fn, profile);
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

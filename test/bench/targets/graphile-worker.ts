@@ -1,6 +1,6 @@
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import { withPg } from '../lib/pg';
-import type { BenchEnv, BenchTarget, RunningWorker, WorkerSpec } from '../target';
+import type { BenchEnv, BenchTarget, Profile, RunningWorker, WorkerSpec } from '../target';
 import { packageVersion } from '../lib/machine';
 
 const SCHEMA = 'bench_graphile';
@@ -8,18 +8,30 @@ const POLL_INTERVAL_MS = 500;
 const silent = new Logger(() => () => undefined);
 
 /**
- * graphile-worker 0.17 on the same PostgreSQL as our TypeORM store. New jobs wake workers by
- * LISTEN/NOTIFY; pollInterval only matters for future jobs. For throughput we follow its
- * performance docs: pool = concurrency + 2, local queue (batch fetch) of concurrency + 1 jobs,
- * batched completions. For the order and latency scenarios the local queue is off, because it
- * hides newly added urgent jobs until it runs dry (the docs say so). graphile-worker runs the
- * numerically SMALLER priority first, so our priority p becomes -p.
+ * graphile-worker (0.17 on Node 20, 0.18 under `--node=24`; the same API here) on the same
+ * PostgreSQL as our TypeORM store. New jobs wake workers by LISTEN/NOTIFY. graphile-worker runs
+ * the numerically SMALLER priority first, so our priority p becomes -p.
+ *
+ * Tuned, from its docs (worker.graphile.org/docs/performance, "Batching", and the option docs of
+ * `preset.worker` in its index.d.ts):
+ * - `concurrentJobs` (concurrency): the scenario's, in both profiles (default 1);
+ * - `maxPoolSize`: "10 or concurrentJobs + 2, whichever is larger" (the option's doc);
+ * - `localQueue.size` = concurrency + 1 in throughput scenarios: jobs fetched and locked in a
+ *   batch, served locally ("a good starting point is often concurrentJobs + 1"; the performance
+ *   page's own run used 500); off for order and latency, because "newly added high priority jobs
+ *   will not be detected until the local queue is exhausted";
+ * - `completeJobBatchDelay: 0` in throughput scenarios: completions batched ("even setting this to
+ *   0 can be impactful");
+ * - `pollInterval` 500 ms instead of 2,000: only future-dated jobs and retries wait for it (new
+ *   jobs come by LISTEN/NOTIFY), so it changes nothing measured here but idle polling.
+ * Defaults: run() with connectionString, schema, concurrency and the task list only.
  */
 export function graphileWorkerTarget(env: BenchEnv): BenchTarget {
   if (!env.postgres) throw new Error('graphile-worker needs a PostgreSQL server');
   const pg = env.postgres;
   let utils: WorkerUtils | null = null;
   let identifier = '';
+  let profile: Profile = 'tuned';
 
   const sql = (text: string, values: unknown[] = []): Promise<unknown> => withPg(pg.url, (c) => c.query(text, values));
 
@@ -30,6 +42,7 @@ export function graphileWorkerTarget(env: BenchEnv): BenchTarget {
     ours: false,
     version: packageVersion('graphile-worker'),
     tuning: `concurrency = scenario concurrency, pollInterval ${POLL_INTERVAL_MS} ms + LISTEN/NOTIFY, maxPoolSize concurrency+2; throughput scenarios: localQueue.size concurrency+1, completeJobBatchDelay 0`,
+    defaults: 'run() with connectionString, schema, concurrency, taskList only (pollInterval 2 s + LISTEN/NOTIFY, maxPoolSize 10, no local queue, no batched completions)',
     async open(opts) {
       utils = await makeWorkerUtils({ connectionString: pg.url, schema: SCHEMA, logger: silent });
       if (!opts?.attach) await utils.migrate();
@@ -38,8 +51,9 @@ export function graphileWorkerTarget(env: BenchEnv): BenchTarget {
       await utils?.release();
       utils = null;
     },
-    async begin(namespace) {
+    async begin(namespace, opts) {
       identifier = namespace.replace(/[^A-Za-z0-9_]/g, '_');
+      profile = opts?.profile ?? 'tuned';
     },
     async end(opts) {
       if (opts?.detach) return;
@@ -56,24 +70,29 @@ export function graphileWorkerTarget(env: BenchEnv): BenchTarget {
     },
     async startWorker(spec: WorkerSpec): Promise<RunningWorker> {
       const throughput = spec.purpose === 'throughput';
-      const runner: Runner = await run({
+      const common = {
         connectionString: pg.url,
         schema: SCHEMA,
         concurrency: spec.concurrency,
-        pollInterval: POLL_INTERVAL_MS,
-        maxPoolSize: Math.max(10, spec.concurrency + 2),
         noHandleSignals: true,
         logger: silent,
         taskList: {
-          [identifier]: async (payload) => {
+          [identifier]: async (payload: unknown) => {
             const p = payload as { i: number; p: number };
             await spec.handler({ i: p.i, priority: p.p });
           },
         },
-        preset: throughput
-          ? { worker: { localQueue: { size: spec.concurrency + 1 }, completeJobBatchDelay: 0 } }
-          : undefined,
-      });
+      };
+      const runner: Runner = await run(
+        profile === 'defaults'
+          ? common
+          : {
+              ...common,
+              pollInterval: POLL_INTERVAL_MS,
+              maxPoolSize: Math.max(10, spec.concurrency + 2),
+              preset: throughput ? { worker: { localQueue: { size: spec.concurrency + 1 }, completeJobBatchDelay: 0 } } : undefined,
+            },
+      );
       return { stop: () => runner.stop() };
     },
     async seedTerminal(count) {

@@ -1,10 +1,19 @@
 import type { BenchEnv, BenchTarget, ServerKind } from '../target';
+import { removeOnCompleteFromEnv } from './remove-on-complete';
+
+export interface TargetEntry {
+  id: string;
+  server: ServerKind;
+  load: () => (env: BenchEnv) => BenchTarget;
+  /** Run only when named in --targets. */
+  optional?: boolean;
+}
 
 /**
  * Every target the runner knows, in table order. Factories are loaded lazily, so a store that
  * does not exist yet (or a driver that fails to load) only fails its own column.
  */
-export const TARGETS: ReadonlyArray<{ id: string; server: ServerKind; load: () => (env: BenchEnv) => BenchTarget }> = [
+const BASE: TargetEntry[] = [
   { id: 'ours-memory', server: 'memory', load: () => require('./ours-memory').ourMemoryTarget },
   { id: 'ours-redis', server: 'redis', load: () => require('./ours-redis').ourRedisTarget },
   { id: 'bullmq', server: 'redis', load: () => require('./bullmq').bullmqTarget },
@@ -15,10 +24,30 @@ export const TARGETS: ReadonlyArray<{ id: string; server: ServerKind; load: () =
   { id: 'ours-sqlite', server: 'sqlite', load: () => require('./ours-typeorm').ourSqliteTarget },
 ];
 
+/**
+ * `<id>+roc`: each of our targets with removeOnComplete (targets/remove-on-complete.ts), placed
+ * right after it. Optional until the library has the option (issue 15 §1): name them in --targets.
+ */
+export const TARGETS: readonly TargetEntry[] = BASE.flatMap((entry) =>
+  entry.id.startsWith('ours-')
+    ? [
+        entry,
+        {
+          id: `${entry.id}+roc`,
+          server: entry.server,
+          optional: true,
+          load: () => (env: BenchEnv) => (entry.load() as (env: BenchEnv, variant: object) => BenchTarget)(env, { removeOnComplete: removeOnCompleteFromEnv() }),
+        },
+      ]
+    : [entry],
+);
+
 /** For each of our stores, the peers measured on the same server (ratios are ours / peer). */
 export const PEERS: Readonly<Record<string, string[]>> = {
   'ours-redis': ['bullmq'],
+  'ours-redis+roc': ['bullmq'],
   'ours-postgres': ['graphile-worker', 'pg-boss'],
+  'ours-postgres+roc': ['graphile-worker', 'pg-boss'],
 };
 
 export function createTarget(id: string, env: BenchEnv): BenchTarget {

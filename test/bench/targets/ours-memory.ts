@@ -1,14 +1,15 @@
 import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
-import type { BenchTarget } from '../target';
-import { ourTarget } from './ours';
+import type { BenchEnv, BenchTarget } from '../target';
+import { ourTarget, variantId, type OurVariant } from './ours';
 
 /** Our in-process store: the cost of the library itself, without a network hop. */
-export function ourMemoryTarget(): BenchTarget {
+export function ourMemoryTarget(_env?: BenchEnv, variant: OurVariant = {}): BenchTarget {
   return ourTarget({
-    id: 'ours-memory',
+    id: variantId('ours-memory', variant),
     label: 'ours (memory)',
     server: 'memory',
     tuning: 'MemoryTaskStore',
+    removeOnComplete: variant.removeOnComplete,
     async open() {},
     async close() {},
     async createStore() {

@@ -1,21 +1,23 @@
 import IORedis from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
 import type { BenchEnv, BenchTarget } from '../target';
-import { ourTarget } from './ours';
+import { ourTarget, variantId, type OurVariant } from './ours';
 
 /** Our Redis store, one key prefix per scenario, on the same redis-server as BullMQ. */
-export function ourRedisTarget(env: BenchEnv): BenchTarget {
+export function ourRedisTarget(env: BenchEnv, variant: OurVariant = {}): BenchTarget {
   if (!env.redis) throw new Error('ours-redis needs a Redis server');
   const url = env.redis.url;
   const connections: IORedis[] = [];
   let admin: IORedis | null = null;
   return ourTarget({
-    id: 'ours-redis',
+    id: variantId('ours-redis', variant),
     label: 'ours (Redis)',
     server: 'redis',
     throughputPrefetch: 2,
     throughputClaimsInFlight: 2,
     tuning: 'RedisTaskStore, one ioredis connection per store (+ its subscriber duplicate)',
+    defaults: 'RedisTaskStore({ connection, prefix }) on one ioredis connection (+ its subscriber duplicate)',
+    removeOnComplete: variant.removeOnComplete,
     async open() {
       admin = new IORedis(url, { maxRetriesPerRequest: null });
     },

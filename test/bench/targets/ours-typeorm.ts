@@ -4,8 +4,8 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
 import { fenceOf, TaskStatus } from 'nestjs-priority-queue/core/task';
 import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
-import type { BenchEnv, BenchTarget, ServerKind } from '../target';
-import { ourTarget, LEASE_MS, TASK_TYPE } from './ours';
+import type { BenchEnv, BenchTarget, Profile, ServerKind } from '../target';
+import { ourTarget, variantId, LEASE_MS, TASK_TYPE, type OurVariant } from './ours';
 
 /** Pool size of our DataSource: enough for 16 handlers' completions plus claims and LISTEN. */
 const POOL = 20;
@@ -19,19 +19,21 @@ interface Binding {
   label: string;
   server: ServerKind;
   tuning?: string;
-  options(namespace: string): DataSourceOptions;
+  defaults?: string;
+  /** The DataSource options; `defaults`: only what names the database (driver defaults for the pool). */
+  options(namespace: string, profile: Profile): DataSourceOptions;
   dropTables(ds: DataSource, prefix: string): Promise<void>;
   dropFile?(namespace: string): void;
   seedTerminal?: boolean;
 }
 
-function typeormTarget(b: Binding): BenchTarget {
-  /** One DataSource per namespace (SQLite: one file per namespace). */
+function typeormTarget(b: Binding, variant: OurVariant = {}): BenchTarget {
+  /** One DataSource per namespace (SQLite: one file per namespace), made for its profile. */
   const sources = new Map<string, DataSource>();
-  const sourceFor = async (namespace: string): Promise<DataSource> => {
+  const sourceFor = async (namespace: string, profile: Profile = 'tuned'): Promise<DataSource> => {
     let ds = sources.get(namespace);
     if (!ds) {
-      ds = new DataSource(b.options(namespace));
+      ds = new DataSource(b.options(namespace, profile));
       await ds.initialize();
       sources.set(namespace, ds);
     }
@@ -43,13 +45,15 @@ function typeormTarget(b: Binding): BenchTarget {
     server: b.server,
     throughputPrefetch: 2,
     tuning: b.tuning ?? `TypeOrmTaskStore, TypeORM DataSource pool ${POOL}`,
+    defaults: b.defaults ?? "TypeOrmTaskStore({ dataSource, tablePrefix }) on a DataSource with the driver's default pool (10)",
+    removeOnComplete: variant.removeOnComplete,
     async open() {},
     async close() {
       for (const ds of sources.values()) await ds.destroy().catch(() => undefined);
       sources.clear();
     },
-    async createStore(namespace) {
-      return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace), tablePrefix: tablePrefix(namespace) });
+    async createStore(namespace, profile) {
+      return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace, profile), tablePrefix: tablePrefix(namespace) });
     },
     async dropNamespace(namespace) {
       const ds = sources.get(namespace);
@@ -117,15 +121,15 @@ async function dropByPrefix(ds: DataSource, prefix: string, list: string, quote:
   for (const r of rows) if (r.name.startsWith(prefix)) await ds.query(`DROP TABLE IF EXISTS ${quote(r.name)}`);
 }
 
-export function ourPostgresTarget(env: BenchEnv): BenchTarget {
+export function ourPostgresTarget(env: BenchEnv, variant: OurVariant = {}): BenchTarget {
   if (!env.postgres) throw new Error('ours-postgres needs a PostgreSQL server');
   const pg = env.postgres;
   return typeormTarget({
-    id: 'ours-postgres',
+    id: variantId('ours-postgres', variant),
     label: 'ours (PostgreSQL)',
     server: 'postgres',
     seedTerminal: true,
-    options: () => ({ type: 'postgres', url: pg.url, poolSize: POOL, logging: false }),
+    options: (_, profile) => ({ type: 'postgres', url: pg.url, ...(profile === 'tuned' ? { poolSize: POOL } : {}), logging: false }),
     dropTables: (ds, prefix) =>
       dropByPrefix(
         ds,
@@ -133,24 +137,24 @@ export function ourPostgresTarget(env: BenchEnv): BenchTarget {
         `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE $1`,
         (t) => `"${t}" CASCADE`,
       ),
-  });
+  }, variant);
 }
 
-export function ourMariaDbTarget(env: BenchEnv): BenchTarget {
+export function ourMariaDbTarget(env: BenchEnv, variant: OurVariant = {}): BenchTarget {
   if (!env.mariadb) throw new Error('ours-mariadb needs a MariaDB server');
   const m = env.mariadb;
   return typeormTarget({
-    id: 'ours-mariadb',
+    id: variantId('ours-mariadb', variant),
     label: 'ours (MariaDB)',
     server: 'mariadb',
-    options: () => ({
+    options: (_, profile) => ({
       type: 'mariadb',
       host: m.host,
       port: m.port,
       username: m.user,
       password: m.password,
       database: m.database,
-      poolSize: POOL,
+      ...(profile === 'tuned' ? { poolSize: POOL } : {}),
       logging: false,
     }),
     dropTables: (ds, prefix) =>
@@ -160,32 +164,38 @@ export function ourMariaDbTarget(env: BenchEnv): BenchTarget {
         `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?`,
         (t) => `\`${t}\``,
       ),
-  });
+  }, variant);
 }
 
-export function ourSqliteTarget(env: BenchEnv): BenchTarget {
+export function ourSqliteTarget(env: BenchEnv, variant: OurVariant = {}): BenchTarget {
   if (!env.sqliteDir) throw new Error('ours-sqlite needs a directory');
   const dir = env.sqliteDir;
   const file = (namespace: string) => join(dir, `${namespace}.sqlite`);
   return typeormTarget({
-    id: 'ours-sqlite',
+    id: variantId('ours-sqlite', variant),
     label: 'ours (SQLite)',
     server: 'sqlite',
     // WAL with synchronous=NORMAL, as SQLite recommends for concurrent readers and frequent
     // small writes; the default rollback journal fsyncs every commit (~15 ms each here).
     tuning: 'WAL, synchronous=NORMAL',
-    options: (namespace) => ({
-      type: 'better-sqlite3',
-      database: file(namespace),
-      enableWAL: true,
-      prepareDatabase: (db: { pragma(s: string): unknown }) => {
-        db.pragma('synchronous = NORMAL');
-      },
-      logging: false,
-    }),
+    defaults: 'TypeOrmTaskStore({ dataSource, tablePrefix }); its init() turns the rollback journal into WAL + synchronous=NORMAL (tuneSqlite, default true)',
+    // defaults: the store's init() switches a rollback-journal database to WAL + NORMAL itself
+    // (TypeOrmTaskStore option tuneSqlite, default true).
+    options: (namespace, profile) =>
+      profile === 'tuned'
+        ? {
+            type: 'better-sqlite3',
+            database: file(namespace),
+            enableWAL: true,
+            prepareDatabase: (db: { pragma(s: string): unknown }) => {
+              db.pragma('synchronous = NORMAL');
+            },
+            logging: false,
+          }
+        : { type: 'better-sqlite3', database: file(namespace), logging: false },
     dropTables: async () => undefined,
     dropFile: (namespace) => {
       for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file(namespace) + suffix, { force: true });
     },
-  });
+  }, variant);
 }

@@ -3,8 +3,9 @@ import { TaskTypeRegistry } from 'nestjs-priority-queue/core/registry';
 import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
 import type { SubmitInput } from 'nestjs-priority-queue/core/validation';
 import { Worker } from 'nestjs-priority-queue/core/worker';
-import type { AdmissionLimits, BenchJob, BenchTarget, RunningWorker, ServerKind, WorkerSpec } from '../target';
+import type { AdmissionLimits, BenchJob, BenchTarget, Profile, RunningWorker, ServerKind, WorkerSpec } from '../target';
 import { ourVersion } from '../lib/machine';
+import { explainUnsupported, removeOnCompleteSetting, type RemoveOnComplete } from './remove-on-complete';
 
 /** How one of our stores is created and cleaned up; the rest is the same for every store. */
 export interface OurStoreBinding {
@@ -12,11 +13,13 @@ export interface OurStoreBinding {
   label: string;
   server: ServerKind;
   tuning: string;
+  /** What the store's `defaults` profile sets (default: the same store options as tuned). */
+  defaults?: string;
   /** Shared resources (connections, DataSource). */
   open(attach: boolean): Promise<void>;
   close(): Promise<void>;
   /** A store of one namespace; the caller runs init(). */
-  createStore(namespace: string): Promise<TaskStore>;
+  createStore(namespace: string, profile: Profile): Promise<TaskStore>;
   /** Called after the store of the namespace was closed. */
   dropNamespace(namespace: string): Promise<void>;
   /**
@@ -28,9 +31,23 @@ export interface OurStoreBinding {
   throughputClaimsInFlight?: number;
   /** SQL: writes `count` SUCCEEDED rows into the namespace's task table. */
   seedTerminal?(store: TaskStore, namespace: string, count: number): Promise<void>;
+  /**
+   * The `+roc` variant: finished tasks removed as BullMQ's removeOnComplete does (see
+   * remove-on-complete.ts). Undefined: the library's default retention.
+   */
+  removeOnComplete?: RemoveOnComplete;
 }
 
 export const TASK_TYPE = 'bench';
+
+/** A variant of one of our targets: today only the removeOnComplete hook (`<id>+roc`). */
+export interface OurVariant {
+  removeOnComplete?: RemoveOnComplete;
+}
+
+export function variantId(id: string, variant: OurVariant): string {
+  return variant.removeOnComplete === undefined ? id : `${id}+roc`;
+}
 
 let reportedErrors = 0;
 /** Prints the first few errors the worker loop survived (a healthy run prints none). */
@@ -48,20 +65,25 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
   let store: TaskStore | null = null;
   let queue: PriorityQueue | null = null;
   let namespace = '';
+  let profile: Profile = 'tuned';
   let handler: WorkerSpec['handler'] = () => undefined;
   const registry = new TaskTypeRegistry();
-  registry.register(
-    TASK_TYPE,
-    {},
-    {
-      run: async ({ task, payload }) => {
-        const p = payload as { i: number; p: number };
-        await handler({ i: p.i, priority: p.p, claimedAt: (task.leaseUntil ?? 0) - LEASE_MS });
-        return null;
+  try {
+    registry.register(
+      TASK_TYPE,
+      removeOnCompleteSetting(binding.removeOnComplete),
+      {
+        run: async ({ task, payload }) => {
+          const p = payload as { i: number; p: number };
+          await handler({ i: p.i, priority: p.p, claimedAt: (task.leaseUntil ?? 0) - LEASE_MS });
+          return null;
+        },
       },
-    },
-    'bench',
-  );
+      'bench',
+    );
+  } catch (e) {
+    throw explainUnsupported(binding.removeOnComplete, e);
+  }
 
   const toInput = (j: BenchJob): SubmitInput => ({
     type: TASK_TYPE,
@@ -72,23 +94,27 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     ...(j.tenantId ? { tenantId: j.tenantId } : {}),
   });
 
+  const roc = binding.removeOnComplete === undefined ? '' : `; removeOnComplete ${JSON.stringify(binding.removeOnComplete)}`;
   return {
     id: binding.id,
     label: binding.label,
     server: binding.server,
     ours: true,
+    ...(binding.removeOnComplete === undefined ? {} : { variant: '+roc' }),
     version: ourVersion(),
+    defaults: `core Worker with only concurrency set (prefetch 0, claimsInFlight 1, batchSize, minBatch, leaseMs, idlePollMs 250 ms and recoverEveryMs 1 s at their defaults); ${binding.defaults ?? binding.tuning}${roc}`,
     tuning: `core Worker, ${
       binding.throughputPrefetch
         ? `in throughput scenarios prefetch ${binding.throughputPrefetch} x concurrency and ${binding.throughputClaimsInFlight ?? 1} claim(s) in flight (order and latency: none, 1), batchSize = concurrency + prefetch`
         : 'batchSize = concurrency'
-    }, leaseMs ${LEASE_MS}; ${binding.tuning}`,
+    }, leaseMs ${LEASE_MS}; ${binding.tuning}${roc}`,
     leaseMs: LEASE_MS,
     open: (opts) => binding.open(!!opts?.attach),
     close: () => binding.close(),
-    async begin(ns) {
+    async begin(ns, opts) {
       namespace = ns;
-      store = await binding.createStore(ns);
+      profile = opts?.profile ?? 'tuned';
+      store = await binding.createStore(ns, profile);
       await store.init();
       queue = new PriorityQueue({ store, registry });
     },
@@ -109,16 +135,20 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
       const throughput = spec.purpose === 'throughput';
       const prefetch = throughput ? Math.round((binding.throughputPrefetch ?? 0) * spec.concurrency) : 0;
       const claimsInFlight = throughput ? (binding.throughputClaimsInFlight ?? 1) : 1;
-      const worker = new Worker({
-        store: store!,
-        registry,
-        concurrency: spec.concurrency,
-        prefetch,
-        batchSize: spec.concurrency + prefetch,
-        claimsInFlight,
-        leaseMs: LEASE_MS,
-        onError: reportWorkerError,
-      });
+      const worker = new Worker(
+        profile === 'defaults'
+          ? { store: store!, registry, concurrency: spec.concurrency, onError: reportWorkerError }
+          : {
+              store: store!,
+              registry,
+              concurrency: spec.concurrency,
+              prefetch,
+              batchSize: spec.concurrency + prefetch,
+              claimsInFlight,
+              leaseMs: LEASE_MS,
+              onError: reportWorkerError,
+            },
+      );
       await worker.start();
       return {
         stop: async () => {
