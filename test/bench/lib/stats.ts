@@ -30,6 +30,8 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
  */
 export class Countdown {
   count = 0;
+  /** Set when the timeout (not a failure) ended the wait. */
+  timedOut = false;
   private resolve!: () => void;
   private reject!: (e: Error) => void;
   readonly done: Promise<void>;
@@ -48,7 +50,10 @@ export class Countdown {
   arm(): Promise<void> {
     if (!this.timer && this.count < this.target) {
       this.timer = setTimeout(
-        () => this.reject(new Error(`${this.what}: only ${this.count} of ${this.target} after ${this.timeoutMs} ms`)),
+        () => {
+          this.timedOut = true;
+          this.reject(new Error(`${this.what}: only ${this.count} of ${this.target} after ${this.timeoutMs} ms`));
+        },
         this.timeoutMs,
       );
       this.timer.unref();

@@ -1,4 +1,4 @@
-import { compact, inNamespace, makeJobs, profiled, submitAll, type Scenario } from '../scenario';
+import { compact, finishPhase, inNamespace, makeJobs, phaseLimit, profiled, submitAll, type Scenario } from '../scenario';
 import { Countdown, nowMs, perSecond } from '../lib/stats';
 import type { Profile } from '../target';
 
@@ -26,21 +26,21 @@ function drainScenario(profile: Profile): Scenario {
         async () => {
           const jobs = makeJobs(ctx.sizes.drain, ctx.seed);
           await submitAll(ctx.target, jobs, ctx.sizes.bulkChunk);
-          const done = new Countdown(jobs.length, ctx.sizes.phaseTimeoutMs, 'drain');
+          const done = new Countdown(jobs.length, phaseLimit(ctx.sizes, profile), 'drain');
           const t0 = nowMs();
           const worker = await ctx.target.startWorker({
             concurrency: ctx.sizes.concurrency,
             purpose: 'throughput',
             handler: () => done.tick(),
           });
-          let elapsed: number;
+          let phase: Awaited<ReturnType<typeof finishPhase>>;
           try {
-            await done.arm();
-            elapsed = nowMs() - t0;
+            phase = await finishPhase(done, profile, t0);
           } finally {
             await worker.stop();
           }
-          return [{ ...scenario.metrics(ctx.sizes, ctx.target)[0], value: perSecond(jobs.length, elapsed) }];
+          const { count, elapsedMs, note } = phase;
+          return [{ ...scenario.metrics(ctx.sizes, ctx.target)[0], value: perSecond(count, elapsedMs), ...(note ? { note } : {}) }];
         },
         profile,
       ),

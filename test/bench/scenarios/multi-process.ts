@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { compact, inNamespace, makeJobs, profiled, submitAll, type Scenario } from '../scenario';
+import { compact, finishPhase, inNamespace, makeJobs, phaseLimit, profiled, submitAll, type Scenario } from '../scenario';
 import { Countdown, nowMs, perSecond } from '../lib/stats';
 import type { ChildCommand, ChildMessage } from '../child';
 import type { Profile } from '../target';
@@ -33,7 +33,7 @@ function multiProcessScenario(profile: Profile): Scenario {
         const children: ChildProcess[] = [];
         const seen = new Uint8Array(jobs.length);
         let duplicates = 0;
-        const done = new Countdown(jobs.length, ctx.sizes.phaseTimeoutMs, 'multi-process');
+        const done = new Countdown(jobs.length, phaseLimit(ctx.sizes, profile), 'multi-process');
         let failure: Error | null = null;
         try {
           const ready = [];
@@ -74,14 +74,14 @@ function multiProcessScenario(profile: Profile): Scenario {
           await Promise.all(ready);
           const t0 = nowMs();
           for (const c of children) c.send({ kind: 'go' } satisfies ChildCommand);
-          await done.arm();
-          const elapsed = nowMs() - t0;
+          const { count, elapsedMs, note } = await finishPhase(done, profile, t0);
           if (failure) throw failure;
+          const notes = [note, duplicates ? `${duplicates} duplicate starts` : undefined].filter(Boolean);
           return [
             {
               ...scenario.metrics(ctx.sizes, ctx.target)[0],
-              value: perSecond(jobs.length, elapsed),
-              ...(duplicates ? { note: `${duplicates} duplicate starts` } : {}),
+              value: perSecond(count, elapsedMs),
+              ...(notes.length ? { note: notes.join('; ') } : {}),
             },
           ];
         } finally {
