@@ -170,10 +170,10 @@ async function runOne(scenario: Scenario, target: BenchTarget, sizes: typeof FUL
       log: (m) => log(`  ${target.id}: ${m}`),
     });
     log(`${scenario.id} / ${target.id}: ${measured.map((m) => `${m.metric}=${formatValue(m.value, m.unit)}`).join(' ')} (${((nowMs() - t0) / 1000).toFixed(1)} s)`);
-    return measured.map((m) => ({ ...m, target: target.id, scenario: scenario.id }));
+    return measured.map((m) => ({ ...m, target: target.id, scenario: scenario.id, profile: scenario.profile ?? 'tuned' }));
   } catch (e) {
     log(`${scenario.id} / ${target.id}: FAILED ${firstLine(e)}`);
-    return scenario.metrics(sizes, target).map((m) => ({ ...m, value: null, target: target.id, scenario: scenario.id, error: firstLine(e) }));
+    return scenario.metrics(sizes, target).map((m) => ({ ...m, value: null, target: target.id, scenario: scenario.id, profile: scenario.profile ?? 'tuned', error: firstLine(e) }));
   }
 }
 

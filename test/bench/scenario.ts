@@ -64,6 +64,8 @@ export interface ScenarioContext {
 export interface Scenario {
   id: string;
   title: string;
+  /** The profile its targets run in (default tuned); recorded with each result. */
+  profile?: Profile;
   applies(target: BenchTarget): boolean;
   /** Rows this scenario reports (known before running, so a failure still shows its rows). */
   metrics(sizes: Sizes, target: BenchTarget): Array<Omit<Measurement, 'value'>>;

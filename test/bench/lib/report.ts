@@ -1,11 +1,13 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Measurement } from '../scenario';
-import type { BenchTarget } from '../target';
+import type { BenchTarget, Profile } from '../target';
 
 export interface Cell extends Measurement {
   target: string;
   scenario: string;
+  /** The profile the target ran in (default tuned). */
+  profile?: Profile;
   error?: string;
   /** With --repeat: the value of every round (the cell keeps the best). */
   rounds?: number[];
@@ -89,7 +91,8 @@ export function appendResults(dir: string, facts: RunFacts, cells: Cell[], targe
       target: c.target,
       server: t?.server,
       version: t?.version,
-      tuning: t?.tuning,
+      profile: c.profile ?? 'tuned',
+      tuning: c.profile === 'defaults' ? t?.defaults : t?.tuning,
       scenario: c.scenario,
       metric: c.metric,
       value: c.value,

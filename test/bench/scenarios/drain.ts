@@ -11,6 +11,7 @@ function drainScenario(profile: Profile): Scenario {
   const scenario: Scenario = {
     id: profile === 'tuned' ? 'drain' : 'drain-defaults',
     title: `drain a backlog (${profile})`,
+    profile,
     applies: () => true,
     metrics: (s) => [
       {

@@ -25,6 +25,7 @@ const OPEN_AT_ONCE = 8;
 export const idle: Scenario = {
   id: 'idle',
   title: 'idle workers: store calls per second and wake-up latency (defaults)',
+  profile: 'defaults',
   applies: (t) => t.server === 'redis' || t.server === 'postgres',
   metrics: (s, t) => s.idleWorkers.flatMap((n) => rows(s, t, n)),
   async run(ctx) {

@@ -10,6 +10,7 @@ function latencyScenario(profile: Profile): Scenario {
   const scenario: Scenario = {
     id: profile === 'tuned' ? 'latency' : 'latency-defaults',
     title: `submit-to-start latency (${profile})`,
+    profile,
     applies: () => true,
     metrics: (s) => [
       {

@@ -17,6 +17,7 @@ function multiProcessScenario(profile: Profile): Scenario {
   const scenario: Scenario = {
     id: profile === 'tuned' ? 'multi-process' : 'multi-process-defaults',
     title: `multi-process drain (${profile})`,
+    profile,
     applies: (t) => t.server === 'redis' || t.server === 'postgres',
     metrics: (s) => [
       {
