@@ -153,3 +153,11 @@ export class QueueNotFoundError extends PriorityQueueError {
     super(Messages.queueNotFound(queue, known));
   }
 }
+
+/** A change asked of something that only reads (the dashboard with readOnly: true). Nothing was changed. */
+export class ReadOnlyError extends PriorityQueueError {
+  static override readonly code: string = 'READ_ONLY';
+  constructor(message: string = Messages.dashboardReadOnly()) {
+    super(message);
+  }
+}

@@ -89,6 +89,20 @@ export const Messages = {
   redisUnavailable: (where: string, timeoutMs: number, lastError: string | null) =>
     `${where} did not answer within ${timeoutMs} ms (initTimeoutMs)${lastError ? `; last error: ${lastError}` : ''}. Start Redis or fix the connection settings, or raise initTimeoutMs.`,
   redisClosed: (where: string) => `The connection to ${where} is closed (quit() or disconnect() was called before the application started).`,
+  // Dashboard (nestjs-priority-queue/dashboard)
+  dashboardNoAuth: () =>
+    `PriorityQueueDashboardModule needs a guard: pass the app's admin guard (a CanActivate class or instance) as \`guard\`. Without one it starts only with readOnly: true and unsafeNoAuth: true, and then anyone who can reach the path can read every task.`,
+  dashboardBadPath: (path: unknown) =>
+    `Invalid dashboard path ${JSON.stringify(path)}: use URL path segments of letters, digits, '-', '_' or '.', e.g. 'admin/queues'.`,
+  dashboardReadOnly: () => `The dashboard is read-only (readOnly: true): nothing was changed.`,
+  dashboardNeedsHeader: (header: string) =>
+    `Changes through the dashboard API need the header ${header}: 1 (it keeps other sites from sending them with your cookies). Nothing was changed.`,
+  dashboardNeedsQueueModule: () =>
+    `PriorityQueueDashboardModule found no TaskManager: import PriorityQueueModule.forRoot(...) (or forRootAsync) in the application.`,
+  dashboardBadParam: (what: string, value: unknown, expected: string) =>
+    `Invalid ${what} ${JSON.stringify(value)}: expected ${expected}.`,
+  dashboardUnsupported: (what: string, needs: string) =>
+    `${what} needs ${needs}, which this version of the queue does not offer.`,
   // TypeORM store
   unsupportedDriver: (type: string) =>
     `The TypeORM task store supports the DataSource types "postgres", "mysql", "mariadb", "better-sqlite3" and "sqlite", not "${type}".`,
