@@ -227,7 +227,8 @@
         if (opener && opener.isConnected) opener.focus();
       }, { once: true });
       dialog.showModal();
-      const first = form.querySelector('input, select');
+      // a field first; for a destructive change, Cancel (a second Enter must not confirm it)
+      const first = form.querySelector(danger ? 'button[value="cancel"]' : 'input, select');
       if (first) first.focus();
     });
   }

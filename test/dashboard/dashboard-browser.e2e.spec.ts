@@ -1,0 +1,129 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type { Browser } from 'puppeteer-core';
+import { MemoryTaskStore, TaskStatus } from 'nestjs-priority-queue';
+import { launchChromium, type ChromiumHandle } from '../support/servers/chromium';
+import { TestAdminGuard, seedTasks, startDashboardApp, type DashboardApp, type SeededTasks } from './support/dashboard-app';
+import { accessibilityViolations, focused, openDashboardPage, show, tabTo } from './support/browser-page';
+
+/**
+ * The dashboard in a real browser: Debian's Chromium driven by puppeteer-core, on an app whose
+ * tasks are in every state. Reads what a person sees and does what a person does (keyboard
+ * included), and checks the store.
+ */
+describe('dashboard in Chromium', () => {
+  let chromium: ChromiumHandle;
+  let browser: Browser;
+  let d: DashboardApp;
+  let seeded: SeededTasks;
+  let base: string;
+
+  beforeAll(async () => {
+    chromium = await launchChromium();
+    browser = chromium.browser;
+    d = await startDashboardApp(new MemoryTaskStore(), { guard: TestAdminGuard, refreshMs: 500 });
+    seeded = await seedTasks(d.tasks, d.store, d.admission);
+    base = `${d.url}/dashboard`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await chromium?.close();
+    await d?.close();
+  });
+
+  it('shows the queues and updates them by itself, without a reload', async () => {
+    const { page, problems } = await openDashboardPage(browser);
+    await show(page, `${base}/`, 'Queues');
+    const count = (status: string) =>
+      page.evaluate((s) => [...document.querySelectorAll('.counts div')].find((e) => e.querySelector('dt')?.textContent === s)?.querySelector('dd')?.textContent, status);
+    const before = (await d.tasks.stats()).byStatus.PENDING_SUBMIT;
+    expect(await count('PENDING_SUBMIT')).toBe(String(before));
+    expect(await count('RUNNING')).toBe('1');
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    await d.tasks.submit({ type: 'email', payload: { n: 'live' }, priority: -50 });
+    await page.waitForFunction((n) => [...document.querySelectorAll('.counts dd')][0]?.textContent === n, {}, String(before + 1));
+    expect(navigations).toEqual([]);
+    expect(await page.$eval('main', (m) => m.textContent)).toContain('worker-1');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.close();
+    expect(problems.list).toEqual([]);
+  });
+
+  it('pauses a provider from the page, with the keyboard only, after a confirmation', async () => {
+    const { page, problems } = await openDashboardPage(browser);
+    await show(page, `${base}/#/q/default/limits`, 'Limits and load');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await tabTo(page, 'button:Pause vendorA');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    expect(await page.$eval('dialog h2', (e) => e.textContent)).toBe('Pause provider vendorA?');
+    expect(await focused(page)).toBe('button:Cancel'); // a destructive change does not go through by a second Enter
+    expect((await d.store.getLimits()).providers.vendorA.paused).toBe(false);
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    await page.keyboard.up('Shift');
+    expect(await focused(page)).toBe('button:Pause');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('notice')?.textContent === 'vendorA paused.');
+    expect((await d.store.getLimits()).providers.vendorA.paused).toBe(true);
+    await page.waitForFunction(() => [...document.querySelectorAll('main tr')].some((r) => r.textContent?.startsWith('vendorApaused')));
+    expect(await focused(page)).toBe('button:Resume vendorA'); // focus comes back to the row's button
+    await page.close();
+    expect(problems.list).toEqual([]);
+  });
+
+  it("shows a task's fields and transitions, and changes its priority by keyboard", async () => {
+    const { page, problems } = await openDashboardPage(browser);
+    await show(page, `${base}/#/q/default/tasks/${seeded.failed.id}`, 'Task');
+    const transitions = await page.$$eval('main section:nth-of-type(2) table tbody tr', (rows) => rows.map((r) => r.textContent));
+    expect(transitions[0]).toContain('PENDING_SUBMIT');
+    expect(transitions[transitions.length - 1]).toContain('FAILED');
+    expect(await page.$eval('main', (m) => m.textContent)).toContain('vendor answered 500 five times');
+    expect(await page.$('button[data-key="cancel"]')).toBeNull();
+
+    const target = seeded.pendingInClaimOrder[1];
+    await show(page, `${base}/#/q/default/tasks/${target.id}`, 'Task');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await tabTo(page, 'input:New priority');
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.type('4242');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('button:Change priority');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    expect(await focused(page)).toBe('button:Change priority'); // the dialog's confirm button
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('notice')?.textContent === 'Priority changed.');
+    expect((await d.store.get(target.id))!.priority).toBe(4242);
+
+    await tabTo(page, 'button:Cancel task');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    await page.click('dialog button[value="ok"]');
+    await page.waitForFunction(() => document.getElementById('notice')?.textContent === 'Task canceled.');
+    expect((await d.store.get(target.id))!.status).toBe(TaskStatus.CANCELED);
+    await page.close();
+    expect(problems.list).toEqual([]);
+  });
+
+  it('shows a 400 of the API as a message the reader can act on', async () => {
+    const { page, problems } = await openDashboardPage(browser);
+    const target = seeded.pendingInClaimOrder[2];
+    await show(page, `${base}/#/q/default/tasks/${target.id}`, 'Task');
+    await page.$eval('#new-priority', (e) => ((e as HTMLInputElement).value = ''));
+    await page.type('#new-priority', '99999999999');
+    await page.click('button[data-key="priority"]');
+    await page.waitForSelector('dialog[open]');
+    await page.click('dialog button[value="ok"]');
+    await page.waitForFunction(() => (document.getElementById('alert')?.textContent ?? '').startsWith('Invalid priority 99999999999'));
+    expect((await d.store.get(target.id))!.priority).toBe(target.priority);
+    await page.close();
+    expect(problems.list).toEqual([
+      `HTTP 400 for ${base}/api/queues/default/tasks/${target.id}/priority`,
+      'console.error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+  });
+});
