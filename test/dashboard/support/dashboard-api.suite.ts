@@ -62,6 +62,7 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect(queues[0].byStatus).toMatchObject({ PENDING_SUBMIT: 9, SUBMITTING: 2, RUNNING: 1, SUBMITTED: 1, SUCCEEDED: 1, FAILED: 1, CANCELED: 1 });
       expect(queues[0].pending.map((p: { priority: number }) => p.priority)).toEqual([10_000, 100, 50, 5, 0, -3]);
       expect(queues[0].workers).toEqual([{ owner: 'worker-1', leases: 2, lastSeenAt: null }]);
+      expect(queues[0].leaseScanCapped).toBe(false);
       expect(queues[0].throughput.buckets).toHaveLength(60);
     });
 
@@ -213,6 +214,77 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect(JSON.parse(data).queues).toEqual([{ name: 'default', byStatus: (await d.tasks.stats()).byStatus }]);
       await d.close();
       await ended;
+    });
+  });
+
+  describe(`dashboard JSON API at scale (${storeName} store)`, () => {
+    let d: DashboardApp;
+    const TENANTS = 700;
+    const ACCOUNTS = 300;
+    const PENDING = 1000;
+
+    beforeAll(async () => {
+      d = await startDashboardApp(await newStore(), { guard: TestAdminGuard });
+      // 700 tenants and 300 accounts with tasks in flight (one per tenant), 1000 pending behind them
+      await d.admission.setTenantQuota(null, 1);
+      for (let i = 0; i < 100; i++) await d.admission.setTenantQuota(`t-${i * 7}`, 5);
+      await d.tasks.submitMany(
+        Array.from({ length: TENANTS }, (_, i) => ({ type: 'reindex', payload: { i }, tenantId: `t-${i}`, accountId: `a-${i % ACCOUNTS}`, priority: 10 })),
+      );
+      const claim = await d.store.claimSubmissions({ owner: 'worker-big', limit: TENANTS, leaseMs: 3_600_000 });
+      expect(claim.claimed).toHaveLength(TENANTS);
+      await d.tasks.submitMany(Array.from({ length: PENDING }, (_, i) => ({ type: 'email', payload: { i }, priority: (i * 37) % 11, tenantId: `p-${i % 50}` })));
+    }, 120_000);
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    it('shows the busiest of hundreds of tenants and accounts against their limits, and counts the rest', async () => {
+      const v = (await request(d.app.getHttpServer()).get(`${API}/queues/default/limits`).set(KEY).expect(200)).body;
+      const stats = await d.tasks.stats();
+      const limits = await d.admission.getLimits();
+      const tenantKeys = new Set([...Object.keys(stats.inFlightByTenant), ...Object.keys(limits.tenants)]);
+      expect(tenantKeys.size).toBe(TENANTS);
+      expect(v.tenants.rows).toHaveLength(500);
+      expect(v.tenants.more).toBe(TENANTS - 500);
+      const fullTenants = [...tenantKeys].filter((t) => (stats.inFlightByTenant[t] ?? 0) >= (limits.tenants[t] ?? 1)).length;
+      expect(fullTenants).toBe(600);
+      // the full ones first, each row what the store says
+      v.tenants.rows.forEach((r: { key: string; inFlight: number; limit: number; full: boolean; override: boolean }, i: number) => {
+        expect(r.full).toBe(i < Math.min(500, fullTenants));
+        expect(r.inFlight).toBe(stats.inFlightByTenant[r.key] ?? 0);
+        expect(r.limit).toBe(limits.tenants[r.key] ?? 1);
+        expect(r.override).toBe(limits.tenants[r.key] !== undefined);
+      });
+      expect(v.accounts.rows).toHaveLength(ACCOUNTS);
+      expect(v.accounts.more).toBe(0);
+      const perAccount = Object.fromEntries(stats.inFlightByAccount.map((a) => [a.accountId, a.count]));
+      for (const r of v.accounts.rows) expect(r.inFlight).toBe(perAccount[r.accountId]);
+      expect(v.accounts.rows.reduce((s: number, r: { inFlight: number }) => s + r.inFlight, 0)).toBe(TENANTS);
+      const overview = (await request(d.app.getHttpServer()).get(`${API}/queues/default`).set(KEY).expect(200)).body;
+      expect(overview.workers).toEqual([{ owner: 'worker-big', leases: 500, lastSeenAt: null }]);
+      expect(overview.leaseScanCapped).toBe(true); // the page says the first 500 were counted
+    });
+
+    it('pages through a thousand pending tasks, each exactly once', async () => {
+      const seen = new Set<string>();
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const res: request.Response = await request(d.app.getHttpServer())
+          .get(`${API}/queues/default/tasks`)
+          .query({ status: 'PENDING_SUBMIT', limit: 200, ...(cursor ? { cursor } : {}) })
+          .set(KEY)
+          .expect(200);
+        for (const t of res.body.tasks) {
+          expect(seen.has(t.id)).toBe(false);
+          seen.add(t.id);
+        }
+        cursor = res.body.nextCursor;
+        pages++;
+      } while (cursor);
+      expect(seen.size).toBe(PENDING);
+      expect(pages).toBe(5);
     });
   });
 

@@ -35,6 +35,8 @@ export interface QueueOverview {
   inFlight: number;
   throughput: { bucketMs: number; scope: 'process'; buckets: ActivityBucket[] };
   workers: Array<{ owner: string; leases: number; lastSeenAt: number | null }>;
+  /** More tasks were SUBMITTING than the LEASE_SCAN read: `leases` count the first ones only. */
+  leaseScanCapped: boolean;
 }
 
 export interface LimitRow {
@@ -107,6 +109,7 @@ export class DashboardViews {
       inFlight: stats.byStatus.SUBMITTING + stats.byStatus.SUBMITTED + stats.byStatus.RUNNING,
       throughput: { bucketMs: BUCKET_MS, scope: 'process', buckets: this.activity.series(q.name) },
       workers: [...owners].sort().map((owner) => ({ owner, leases: leases.get(owner) ?? 0, lastSeenAt: seen.get(owner) ?? null })),
+      leaseScanCapped: leased.nextCursor !== null,
     };
   }
 

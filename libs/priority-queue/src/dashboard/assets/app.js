@@ -290,7 +290,7 @@
       h('h3', { text: 'Throughput' }),
       chart(o.throughput),
       h('h3', { text: 'Workers seen' }),
-      table('Lease owners holding a submit now, or seen claiming by this process in the last minutes', ['Worker', 'Leases', 'Last claim seen'],
+      table(`Lease owners holding a submit now${o.leaseScanCapped ? ' (leases counted among the first 500 submitting tasks)' : ''}, or seen claiming by this process in the last minutes`, ['Worker', 'Leases', 'Last claim seen'],
         o.workers.map((w) => h('tr', null, h('td', { class: 'id', text: w.owner }), num(w.leases), h('td', { text: w.lastSeenAt ? fmtTime(w.lastSeenAt) : '—' }))),
         'No worker holds a lease or was seen claiming.'));
   }
