@@ -34,6 +34,10 @@ describe('entry points', () => {
     expect(driversLoadedBy('nestjs-priority-queue/typeorm')).not.toContain('ioredis');
   });
 
+  it('the /dashboard entry loads no database driver', () => {
+    expect(driversLoadedBy('nestjs-priority-queue/dashboard')).toEqual([]);
+  });
+
   it('core imports nothing from @nestjs, typeorm or ioredis', () => {
     const r = spawnSync('grep', ['-rlE', "(from|require\\()\\s*'(@nestjs/|typeorm|ioredis)", join(root, 'libs/priority-queue/src/core')], {
       encoding: 'utf8',
