@@ -416,13 +416,16 @@
     ['type', 'Type'], ['tenantId', 'Tenant'], ['providerKey', 'Provider'], ['accountId', 'Account'],
     ['minPriority', 'Min priority'], ['maxPriority', 'Max priority'],
   ];
-  const pageStacks = new Map(); // filters -> cursors of the pages before the one shown
+  const pageStacks = new Map();
+  /** Filters with suggestions: the task types this app knows and their providers. */
+  const SUGGEST = { type: (t) => t.type, providerKey: (t) => t.providerKey }; // filters -> cursors of the pages before the one shown
 
   async function tasksPage(route, box) {
     const queue = route.queue;
     const p = route.params;
     const status = p.get('status') || 'PENDING_SUBMIT';
     const canQuery = !!capabilities(queue).query;
+    const types = (meta.queues.find((x) => x.name === queue) || {}).taskTypes || [];
     const query = { status };
     for (const [k] of FILTERS) if (p.get(k)) query[k] = p.get(k);
     if (p.get('search')) query.search = p.get('search');
@@ -436,7 +439,8 @@
     const form = h('form', { class: 'filters', 'aria-label': 'Filter tasks' },
       h('label', null, 'Status', h('select', { name: 'status' }, meta.statuses.map((s) => h('option', { value: s, selected: s === status, text: s })))),
       h('label', null, canQuery ? 'Id or idempotency key' : 'Task id', h('input', { name: 'search', type: 'search', value: query.search || '' })),
-      FILTERS.map(([k, label]) => h('label', null, label, h('input', { name: k, type: 'text', value: query[k] || '', disabled: !canQuery, inputmode: k.endsWith('Priority') ? 'numeric' : null }))),
+      FILTERS.map(([k, label]) => h('label', null, label, h('input', { name: k, type: 'text', value: query[k] || '', disabled: !canQuery, inputmode: k.endsWith('Priority') ? 'numeric' : null, list: SUGGEST[k] ? `dl-${k}` : null }))),
+      Object.entries(SUGGEST).map(([k, pick]) => h('datalist', { id: `dl-${k}` }, [...new Set(types.map(pick))].sort().map((v) => h('option', { value: v })))),
       h('label', null, 'Per page', h('select', { name: 'limit' }, ['25', '50', '100', '200'].map((n) => h('option', { value: n, selected: (query.limit || '50') === n, text: n })))),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', text: 'Apply' }), h('button', { type: 'button', onclick: () => (location.hash = link('tasks', queue, { status })), text: 'Clear' })));
     form.addEventListener('submit', (e) => {
