@@ -13,6 +13,7 @@
   let meta = null;
   let current = null; // { route, update, refreshable }
   let refreshing = false;
+  let forceAfter = false;
   let navToken = 0;
   let lastTick = null;
 
@@ -194,8 +195,13 @@
 
   /** Re-reads the data of the page shown (live updates, or after an action). */
   async function refresh(force) {
-    if (!current || !current.update || refreshing || dialog.open) return;
+    if (!current || !current.update || dialog.open) return;
     if (!force && !$('live').checked) return;
+    if (refreshing) {
+      // a live update is on its way; an action's own refresh runs right after it
+      if (force) forceAfter = true;
+      return;
+    }
     refreshing = true;
     try {
       await current.update(force);
@@ -204,6 +210,10 @@
       fail(e, 'refresh');
     } finally {
       refreshing = false;
+      if (forceAfter) {
+        forceAfter = false;
+        refresh(true);
+      }
     }
   }
 
