@@ -34,6 +34,7 @@ async function main(): Promise<number> {
     throw new Error(`the demo does not answer at ${client.baseUrl}: start it first (npm start)`);
   });
   await client.asAdmin('POST', '/admin/vendors/reset-stats');
+  console.log(`watch the queue drain: ${client.baseUrl}/dashboard/ (any user name, the admin key as the password)`);
   const run = Date.now().toString(36);
   const ours = new Set<string>();
   const t0 = Date.now();

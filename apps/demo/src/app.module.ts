@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import { PriorityQueueModule, type StoreBackend } from 'nestjs-priority-queue';
 import { PriorityQueueHealthModule } from 'nestjs-priority-queue/health';
+import { PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { NightlyArchiveJob } from './archive/nightly-archive.job';
 import { DEMO_CONFIG, type DemoConfig } from './config/demo-config';
 import { DemoConfigModule } from './config/demo-config.module';
@@ -17,6 +18,7 @@ import { TenantsController } from './http/tenants.controller';
 import { AdminKeyGuard } from './tenancy/admin-key.guard';
 import { AnyKeyGuard } from './tenancy/any-key.guard';
 import { ApiKeyGuard } from './tenancy/api-key.guard';
+import { DashboardAccessGuard } from './tenancy/dashboard-access.guard';
 import { TenantDirectory } from './tenancy/tenant-directory';
 import { DemoQueuesModule } from './queues/demo-queues';
 import { QueueDirectory } from './queues/queue-directory';
@@ -46,6 +48,8 @@ export class AppModule {
         PriorityQueueHealthModule,
         VendorsModule,
         HandlersModule,
+        // the operators' page: http://127.0.0.1:3000/dashboard/, the admin key as the password
+        PriorityQueueDashboardModule.forRoot({ path: 'dashboard', guard: DashboardAccessGuard, title: 'Demo queues' }),
       ],
       controllers: [DocumentsController, IncidentsController, TenantsController, TasksController, QueueController, AdminController, HealthController],
       providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, AnyKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory],

@@ -52,6 +52,17 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
       expect(await totalTasks()).toBe(before);
     });
 
+    it('serves the dashboard behind the admin key: a header, or the password of a browser login', async () => {
+      const denied = await ctx.http().get('/dashboard').expect(401);
+      expect(denied.headers['www-authenticate']).toMatch(/^Basic realm=/);
+      await ctx.http().get('/dashboard/api/meta').set(ACME).expect(401); // a tenant key is not the admin key
+      await ctx.http().get('/dashboard').set(ADMIN).expect(200).expect('content-type', /^text\/html/);
+      const basic = `Basic ${Buffer.from(`ops:${ADMIN['x-admin-key']}`).toString('base64')}`;
+      const { queues } = (await ctx.http().get('/dashboard/api/queues').set({ authorization: basic }).expect(200)).body;
+      expect(queues[0].name).toBe('default');
+      await ctx.http().get('/dashboard/api/queues').set({ authorization: 'Basic b3BzOndyb25n' }).expect(401);
+    });
+
     it('runs a document to SUCCEEDED with the priority of the plan, on the plan vendor', async () => {
       const free = await ctx.http().post('/documents').set(INITECH).send({ name: 'scan.pdf', pages: 3 }).expect(202);
       const ent = await ctx.http().post('/documents').set(ACME).send({ name: 'contract.pdf' }).expect(202);
