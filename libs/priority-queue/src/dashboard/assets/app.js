@@ -1,6 +1,8 @@
 // nestjs-priority-queue dashboard: a hand-written page over the JSON API next to it (no framework).
 // Pages are hash routes: #/ queues, #/q/<queue>/limits, #/q/<queue>/tasks?..., #/q/<queue>/tasks/<id>.
 // Every text reaches the DOM through textContent; nothing is parsed as HTML.
+// One file on purpose (above the usual ~400 lines): the page loads one script, with no build
+// step and no module loader; its sections are DOM helpers, API, routes, dialogs, one per page, live.
 (() => {
   'use strict';
 
