@@ -26,13 +26,17 @@ const MAX_WORKERS = 200;
  * and the lease owners that claimed, as seen by the events of THIS process: in a deployment
  * whose workers run elsewhere the chart is empty and says so.
  */
-class QueueActivity {
+export class QueueActivity {
   private readonly claims = new Array<number>(BUCKETS).fill(0);
   private readonly finishes = new Array<number>(BUCKETS).fill(0);
   /** Index of the bucket that starts at `head`. */
   private headIndex = 0;
-  private head = bucketStart(Date.now());
+  private head: number;
   readonly workers = new Map<string, number>();
+
+  constructor(start = Date.now()) {
+    this.head = bucketStart(start);
+  }
 
   record(e: TaskEvent, now: number): void {
     if (e.to === TaskStatus.SUBMITTING && e.from === TaskStatus.PENDING_SUBMIT) {
