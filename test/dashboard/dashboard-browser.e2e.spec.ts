@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 import type { Browser } from 'puppeteer-core';
-import { MemoryTaskStore, TaskStatus } from 'nestjs-priority-queue';
+import { MemoryTaskStore, Messages, TaskStatus } from 'nestjs-priority-queue';
 import { launchChromium, type ChromiumHandle } from '../support/servers/chromium';
 import { TestAdminGuard, seedTasks, startDashboardApp, type DashboardApp, type SeededTasks } from './support/dashboard-app';
 import { accessibilityViolations, focused, openDashboardPage, show, tabTo } from './support/browser-page';
@@ -118,7 +118,7 @@ describe('dashboard in Chromium', () => {
     await page.click('button[data-key="priority"]');
     await page.waitForSelector('dialog[open]');
     await page.click('dialog button[value="ok"]');
-    await page.waitForFunction(() => (document.getElementById('alert')?.textContent ?? '').startsWith('Invalid priority 99999999999'));
+    await page.waitForFunction((m) => document.getElementById('alert')?.textContent === m, {}, Messages.invalidPriority(99999999999));
     expect((await d.store.get(target.id))!.priority).toBe(target.priority);
     await page.close();
     expect(problems.list).toEqual([
