@@ -109,6 +109,22 @@ describe('dashboard in Chromium', () => {
     expect(problems.list).toEqual([]);
   });
 
+  it('read-only: the same pages, with no action anywhere', async () => {
+    const ro = await startDashboardApp(d.store, { guard: TestAdminGuard, readOnly: true });
+    try {
+      const { page, problems } = await openDashboardPage(browser);
+      await show(page, `${ro.url}/dashboard/#/q/default/limits`, 'Limits and load');
+      expect(await page.$eval('main', (m) => m.textContent)).toContain('Read-only dashboard');
+      expect(await page.$$('main button')).toHaveLength(0);
+      await show(page, `${ro.url}/dashboard/#/q/default/tasks/${seeded.submitting[0].id}`, 'Task');
+      expect(await page.$$('main button, main input')).toHaveLength(0);
+      await page.close();
+      expect(problems.list).toEqual([]);
+    } finally {
+      await ro.close();
+    }
+  });
+
   it('shows a 400 of the API as a message the reader can act on', async () => {
     const { page, problems } = await openDashboardPage(browser);
     const target = seeded.pendingInClaimOrder[2];
