@@ -8,13 +8,14 @@ import { Messages } from '../core/messages';
 import type { QueueStats } from '../core/task-store.port';
 import type { Task, TaskStatus } from '../core/task';
 import { AdmissionGuard } from '../nest/admission-guard.service';
-import { PRIORITY_QUEUE_REGISTRY } from '../nest/priority-queue.constants';
+import { PriorityQueueRegistry } from '../nest/priority-queue.registry';
 import { TaskManager } from '../nest/task-manager.service';
 
 /**
  * The ONE place where the dashboard meets the queue API. Everything else in the dashboard talks
- * to `DashboardQueue`, so moving to named queues or to new TaskManager methods changes only
- * this file. Today: the default queue of PriorityQueueModule, its TaskManager and AdmissionGuard.
+ * to `DashboardQueue`, so a change of that API changes only this file: every queue of the app
+ * (PriorityQueueRegistry) with its TaskManager, AdmissionGuard and task types. Still to come:
+ * TaskManager.query / explain / history / retry (the tasks page lists by seq until then).
  */
 
 /** What the tasks page asks for; filters beyond status and search need TaskManager.query(). */
@@ -64,23 +65,20 @@ export interface DashboardQueue {
   onEvent(listener: TaskEventListener): () => void;
 }
 
-export const DEFAULT_QUEUE_NAME = 'default';
-
 const NO_CAPABILITIES: QueueCapabilities = { query: false, explain: false, history: false, retry: false };
 
-class DefaultQueue implements DashboardQueue {
+class RegisteredQueue implements DashboardQueue {
   readonly capabilities = NO_CAPABILITIES;
 
   constructor(
     readonly name: string,
     private readonly manager: TaskManager,
     private readonly guard: AdmissionGuard,
-    private readonly registry: TaskTypeRegistry | null,
+    private readonly registry: TaskTypeRegistry,
   ) {}
 
   taskTypes(): Array<{ type: string; providerKey: string }> {
-    const r = this.registry;
-    return r ? r.types().map((type) => ({ type, providerKey: r.resolve(type).providerKey })) : [];
+    return this.registry.types().map((type) => ({ type, providerKey: this.registry.resolve(type).providerKey }));
   }
 
   stats(): Promise<QueueStats> {
@@ -131,47 +129,45 @@ class DefaultQueue implements DashboardQueue {
 
 @Injectable()
 export class QueueSource implements OnModuleInit {
-  private resolved: Map<string, DashboardQueue> | null = null;
+  private registry: PriorityQueueRegistry | null = null;
+  private readonly queues = new Map<string, DashboardQueue>();
 
   constructor(private readonly moduleRef: ModuleRef) {}
 
   /** Fails the start-up at once when the app has no PriorityQueueModule. */
   onModuleInit(): void {
-    this.queues();
+    this.all();
   }
 
+  /** The queues of the application (PriorityQueueRegistry), `default` first. */
   names(): string[] {
-    return [...this.queues().keys()];
+    return this.queueRegistry().names();
   }
 
   all(): DashboardQueue[] {
-    return [...this.queues().values()];
+    return this.names().map((n) => this.queue(n));
   }
 
-  /** The queue of that name; QueueNotFoundError (a 400) otherwise. */
+  /** The queue of that name; QueueNotFoundError (a 400 of this API) otherwise. */
   queue(name: string): DashboardQueue {
-    const q = this.queues().get(name);
-    if (!q) throw new QueueNotFoundError(name, this.names());
+    let q = this.queues.get(name);
+    if (!q) {
+      const handle = this.queueRegistry().handle(name); // QueueNotFoundError for an unknown name
+      q = new RegisteredQueue(name, handle.taskManager, handle.admissionGuard, handle.registry);
+      this.queues.set(name, q);
+    }
     return q;
   }
 
-  private queues(): Map<string, DashboardQueue> {
-    if (this.resolved) return this.resolved;
-    let manager: TaskManager;
-    let guard: AdmissionGuard;
+  private queueRegistry(): PriorityQueueRegistry {
+    if (this.registry) return this.registry;
+    let registry: PriorityQueueRegistry;
     try {
-      manager = this.moduleRef.get(TaskManager, { strict: false });
-      guard = this.moduleRef.get(AdmissionGuard, { strict: false });
+      registry = this.moduleRef.get(PriorityQueueRegistry, { strict: false });
     } catch {
       throw new PriorityQueueError(Messages.dashboardNeedsQueueModule());
     }
-    let registry: TaskTypeRegistry | null = null;
-    try {
-      registry = this.moduleRef.get<TaskTypeRegistry>(PRIORITY_QUEUE_REGISTRY, { strict: false });
-    } catch {
-      registry = null; // the page then offers no list of types
-    }
-    this.resolved = new Map([[DEFAULT_QUEUE_NAME, new DefaultQueue(DEFAULT_QUEUE_NAME, manager, guard, registry)]]);
-    return this.resolved;
+    this.registry = registry;
+    return registry;
   }
 }
