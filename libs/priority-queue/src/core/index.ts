@@ -21,3 +21,7 @@ export * from './in-process-transport';
 export * from './wait-for';
 export * from './store-backend';
 export type { WorkerObserver } from './task-run';
+export * from './history';
+export * from './explain';
+export * from './task-query';
+export * from './requeue';

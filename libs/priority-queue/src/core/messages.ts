@@ -115,6 +115,33 @@ export const Messages = {
     `The TypeORM DataSource is not initialized: call dataSource.initialize() (or let @nestjs/typeorm do it) before init() of the task store.`,
   schemaMissing: (table: string) =>
     `Table ${table} is missing. Run the task store's migrations (store.init() does it, or add priorityQueueMigrations() to your DataSource migrations).`,
+  // operations: retry, explain, history, query
+  cannotRetry: (id: string, status: string) =>
+    `Task ${id} is ${status}: only a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task can be retried. Nothing was changed.`,
+  invalidQuery: (details: string) => `Invalid task query: ${details}.`,
+  badCursor: () => `Invalid task query: the cursor is not one this query returned. Start again without a cursor.`,
+  explainNotPending: (id: string, status: string) =>
+    `Task ${id} is ${status}, not waiting to be submitted: nothing holds it back.`,
+  explainNotDue: (id: string, dueAt: number, now: number) =>
+    `Task ${id} is not due yet: it may start in ${formatMs(dueAt - now)} (at ${new Date(dueAt).toISOString()}).`,
+  explainRefused: (id: string, r: { limit: string; key: string; inUse?: number; max?: number | null; nextTokenAt?: number }, now: number) => {
+    const key = r.key.replace('\u001f', '/');
+    switch (r.limit) {
+      case 'paused':
+        return `Task ${id} waits because provider "${key}" is paused; resume it to let its tasks start.`;
+      case 'rate':
+        return `Task ${id} waits for the rate limit of provider "${key}": its next submit token is due in ${formatMs((r.nextTokenAt ?? now) - now)}.`;
+      case 'account':
+        return `Task ${id} waits for a free slot of account "${key}": ${r.inUse} of ${r.max} in use.`;
+      case 'tenant':
+        return `Task ${id} waits for a free slot of tenant "${key}": ${r.inUse} of ${r.max} in use.`;
+      default:
+        return `Task ${id} waits for concurrency key "${key}": ${r.inUse} of ${r.max} in use.`;
+    }
+  },
+  explainWaiting: (id: string, ahead: number, capped: boolean) =>
+    `Task ${id} can start now but ${capped ? `more than ${ahead}` : ahead} due task${ahead === 1 && !capped ? '' : 's'} of admissible lanes rank${ahead === 1 && !capped ? 's' : ''} before it; it starts when a worker has claimed ${ahead === 1 && !capped ? 'that one' : 'those'}.`,
+  explainNext: (id: string) => `Task ${id} can start now and ranks first among the admissible tasks: the next claim takes it.`,
 } as const;
 
 function priorityRule(value: unknown): string {
@@ -144,4 +171,13 @@ export function shown(v: unknown): string {
     default:
       return `a ${typeof v}`;
   }
+}
+
+/** A duration for a message: ms, s, min or h. */
+function formatMs(ms: number): string {
+  const v = Math.max(0, ms);
+  if (v < 1000) return `${Math.ceil(v)} ms`;
+  if (v < 120_000) return `${Math.round(v / 100) / 10} s`;
+  if (v < 7_200_000) return `${Math.round(v / 6000) / 10} min`;
+  return `${Math.round(v / 360_000) / 10} h`;
 }

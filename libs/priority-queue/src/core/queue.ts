@@ -4,6 +4,9 @@ import { TaskEvents } from './events';
 import { Messages } from './messages';
 import type { ResolvedTaskType } from './handler';
 import type { TaskTypeRegistry } from './registry';
+import type { TaskExplanation } from './explain';
+import type { TaskHistoryEntry } from './history';
+import type { TaskPage, TaskQuery } from './task-query';
 import type { QueueStats, TaskStore } from './task-store.port';
 import { TaskStatus, type NewTask, type Task } from './task';
 import { payloadFingerprint } from './idempotency';
@@ -14,6 +17,7 @@ import {
   validatePriority,
   validateSubmitInput,
   validateTaskId,
+  validateTaskQuery,
   type SubmitInput,
 } from './validation';
 
@@ -139,6 +143,37 @@ export class PriorityQueue {
     validateTaskId(id);
     validatePriority(priority);
     return this.store.changePriority(id, priority);
+  }
+
+  /**
+   * Puts a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task back to PENDING_SUBMIT as a fresh
+   * attempt (core/requeue.ts); emits the transition. InvalidStateError in any other status,
+   * TaskNotFoundError when it does not exist.
+   */
+  async retry(id: string): Promise<Task> {
+    const t = await this.store.requeue(id);
+    this.events.emit(t.task, t.from, t.to);
+    return t.task;
+  }
+
+  /** Why a task is not running now (core/explain.ts); TaskNotFoundError when it does not exist. */
+  explain(id: string): Promise<TaskExplanation> {
+    return this.store.explain(id);
+  }
+
+  /** The task's last status transitions, oldest first (core/history.ts). */
+  history(id: string): Promise<TaskHistoryEntry[]> {
+    return this.store.history(id);
+  }
+
+  /** One page of tasks of a status with filters (core/task-query.ts); ValidationError for a bad query. */
+  query(query: TaskQuery): Promise<TaskPage> {
+    try {
+      validateTaskQuery(query);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.store.query(query);
   }
 
   stats(): Promise<QueueStats> {

@@ -1,4 +1,7 @@
 import type { LimitUpdate, LimitsSnapshot } from './admission';
+import type { TaskExplanation } from './explain';
+import type { TaskHistoryEntry } from './history';
+import type { TaskPage, TaskQuery } from './task-query';
 import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } from './task';
 
 /**
@@ -28,6 +31,9 @@ export interface TaskStore {
 
   /** Ordering mode, fixed for the store's life; the order key of every index depends on it. */
   readonly agingIntervalMs: number;
+
+  /** Transitions history() keeps per task (the store option, or its store's default); 0 = none. */
+  readonly historyLimit: number;
 
   /**
    * Creates tasks in one atomic step (all or none). For an input whose idempotencyKey already
@@ -147,6 +153,40 @@ export interface TaskStore {
   /** Deletes up to `limit` terminal tasks with finishedAt <= olderThan; returns the count. */
   purge(olderThan: number, limit: number): Promise<number>;
 
+  // ---- operations (dashboard, TaskManager.retry / explain / history / query)
+
+  /**
+   * Puts a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task back to PENDING_SUBMIT as a fresh
+   * attempt, atomically with every index (core/requeue.ts says what changes: attempts 0,
+   * runAt = now, priority kept, error / result / externalId / nextPollAt / finishedAt cleared,
+   * version + 1). Any other status -> InvalidStateError (nothing changes); missing ->
+   * TaskNotFoundError. Returns the transition made. Slots are not touched (a finished task
+   * holds none); the idempotency key keeps naming the task.
+   */
+  requeue(id: string): Promise<Transition>;
+
+  /**
+   * Why the task is not running now (core/explain.ts): decided with laneRefusal over the
+   * store's current limits, GCRA state and slots in use as the next claim would see them.
+   * `ahead` counts due PENDING_SUBMIT tasks ranked before it in lanes admissible now, up to
+   * EXPLAIN_AHEAD_CAP (+1 to know it was capped). Missing -> TaskNotFoundError. Reads only
+   * (a store may move due delayed tasks into their lanes first, as a claim would).
+   */
+  explain(id: string): Promise<TaskExplanation>;
+
+  /**
+   * The task's last `historyLimit` status transitions, oldest first (core/history.ts), each
+   * written in the same atomic step as its transition; [] when the store keeps no history
+   * (historyLimit 0). Purge removes them with the task. Missing -> TaskNotFoundError.
+   */
+  history(id: string): Promise<TaskHistoryEntry[]>;
+
+  /**
+   * One page of tasks of a status with filters (core/task-query.ts: order, cursor, early pages).
+   * Checked first with validateTaskQuery (ValidationError, nothing read).
+   */
+  query(query: TaskQuery): Promise<TaskPage>;
+
   /**
    * Optional: calls `listener` soon after work may have become claimable anywhere in the
    * cluster (a create, a freed slot, a resume). Returns an unsubscribe function.
@@ -232,6 +272,12 @@ export interface StoreOptions {
   agingIntervalMs?: number;
   /** Test clock: when set, the store uses it instead of its server's time. */
   clock?: Clock;
+  /**
+   * Status transitions kept per task for history() (0 = off, at most MAX_HISTORY_LIMIT). Default
+   * DEFAULT_HISTORY_LIMIT on the memory and TypeORM stores, 0 on Redis (its cost there: README).
+   * TypeORM: fixed per task when it is created.
+   */
+  historyLimit?: number;
 }
 
 export interface Clock {

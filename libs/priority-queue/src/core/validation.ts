@@ -5,6 +5,9 @@ import type { TaskTypeOptions } from './handler';
 import { Messages } from './messages';
 import { INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from './order-key';
 import { validatePayload } from './payload-validation';
+import { MAX_HISTORY_LIMIT } from './history';
+import { decodeCursor, MAX_QUERY_LIMIT, type ResolvedTaskQuery, type TaskQuery } from './task-query';
+import { ALL_STATUSES, type TaskStatus } from './task';
 
 export { DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH, validatePayload } from './payload-validation';
 
@@ -325,4 +328,35 @@ export function validateAgingInterval(ms: unknown): number {
     throw new ValidationError(Messages.invalidOption('agingIntervalMs', ms, `an integer from 0 (off) to ${MAX_AGING_INTERVAL_MS}`));
   }
   return ms as number;
+}
+
+/** The store option historyLimit: 0 (off) to MAX_HISTORY_LIMIT; undefined = `fallback`. */
+export function validateHistoryLimit(v: unknown, fallback: number): number {
+  if (v === undefined || v === null) return fallback;
+  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > MAX_HISTORY_LIMIT) {
+    throw new ValidationError(Messages.invalidOption('historyLimit', v, `an integer from 0 (off) to ${MAX_HISTORY_LIMIT}`));
+  }
+  return v as number;
+}
+
+const QUERY_FIELDS = new Set(['status', 'type', 'tenantId', 'providerKey', 'accountId', 'minPriority', 'maxPriority', 'search', 'limit', 'cursor']);
+
+/** Checks a TaskQuery (every problem listed) and decodes its cursor; throws ValidationError. */
+export function validateTaskQuery(q: TaskQuery): ResolvedTaskQuery {
+  if (q === null || typeof q !== 'object' || Array.isArray(q)) throw new ValidationError(Messages.invalidQuery('the query must be an object'));
+  const details: string[] = [];
+  for (const k of Object.keys(q)) if (!QUERY_FIELDS.has(k)) details.push(`property ${k} should not exist`);
+  if (!ALL_STATUSES.includes(q.status as TaskStatus)) details.push(`status must be one of ${ALL_STATUSES.join(', ')}`);
+  for (const k of ['type', 'tenantId', 'providerKey', 'accountId', 'search'] as const) {
+    if (q[k] !== undefined && !isKey(q[k])) details.push(`${k} ${KEY_RULE}`);
+  }
+  for (const k of ['minPriority', 'maxPriority'] as const) {
+    if (q[k] !== undefined && !intIn(q[k], INT32_MIN, INT32_MAX)) details.push(`${k} must be an integer from ${INT32_MIN} to ${INT32_MAX}`);
+  }
+  if (!intIn(q.limit, 1, MAX_QUERY_LIMIT)) details.push(`limit must be an integer from 1 to ${MAX_QUERY_LIMIT}`);
+  if (q.cursor !== undefined && q.cursor !== null && (typeof q.cursor !== 'string' || q.cursor.length > 512)) details.push('cursor must be a string a previous page returned');
+  if (details.length) throw new ValidationError(Messages.invalidQuery(details.join('; ')), details);
+  const status = q.status as TaskStatus;
+  const { cursor, ...rest } = q;
+  return { ...rest, status, position: cursor === undefined || cursor === null ? null : decodeCursor(status, cursor) };
 }

@@ -1,6 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { TaskEventListener } from '../core/events';
 import type { TransportSubscriber } from '../core/event-transport.port';
+import type { TaskExplanation } from '../core/explain';
+import type { TaskHistoryEntry } from '../core/history';
+import type { TaskPage, TaskQuery } from '../core/task-query';
 import { PriorityQueue } from '../core/queue';
 import { waitForTask, type WaitForOptions } from '../core/wait-for';
 import type { QueueStats } from '../core/task-store.port';
@@ -53,6 +56,26 @@ export class TaskManager {
 
   changePriority(id: string, priority: number): Promise<Task> {
     return this.queue.changePriority(id, priority);
+  }
+
+  /** Puts a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task back to PENDING_SUBMIT (attempts reset). */
+  retry(id: string): Promise<Task> {
+    return this.queue.retry(id);
+  }
+
+  /** Why a pending task is not running now. */
+  explain(id: string): Promise<TaskExplanation> {
+    return this.queue.explain(id);
+  }
+
+  /** The task's last status transitions, oldest first. */
+  history(id: string): Promise<TaskHistoryEntry[]> {
+    return this.queue.history(id);
+  }
+
+  /** Tasks of one status with filters, in the order the queue will run them (pending) or newest first. */
+  query(query: TaskQuery): Promise<TaskPage> {
+    return this.queue.query(query);
   }
 
   stats(): Promise<QueueStats> {
