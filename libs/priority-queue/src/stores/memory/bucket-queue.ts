@@ -1,5 +1,5 @@
 import { SlotHeap } from './record-heaps';
-import { F_BUCKET_LATE, Q_TOK, type TaskTable } from './task-table';
+import { F_BUCKET_LATE, Q_TOK, RUN_AT, type TaskTable } from './task-table';
 
 /** Numbers per ring entry: runAt, seq, token, slot. */
 const E = 4;
@@ -68,6 +68,43 @@ export class BucketQueue {
     const r = this.ring;
     for (let i = this.head; i < r.length; i += E) if (this.isLive(i)) out.push(r[i + 3]);
     return out;
+  }
+
+  /**
+   * Calls `visit` with the live entries whose (runAt, seq) comes after (afterRunAt, afterSeq), in
+   * (runAt, seq) order, until it returns false (TaskStore.query pages): a binary search into the
+   * ring, merged with the late entries (few; sorted here).
+   */
+  eachAfter(afterRunAt: number, afterSeq: number, visit: (slot: number, runAt: number) => boolean): void {
+    const t = this.table;
+    const after = (runAt: number, seq: number) => runAt > afterRunAt || (runAt === afterRunAt && seq > afterSeq);
+    const late = this.late
+      .liveItems()
+      .map((s) => ({ s, runAt: t.num(s, RUN_AT), seq: t.seq(s) }))
+      .filter((x) => after(x.runAt, x.seq))
+      .sort((a, b) => a.runAt - b.runAt || a.seq - b.seq);
+    const r = this.ring;
+    let lo = this.head / E;
+    let hi = r.length / E;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (after(r[mid * E], r[mid * E + 1])) hi = mid;
+      else lo = mid + 1;
+    }
+    let j = 0;
+    for (let i = lo * E; i < r.length || j < late.length; ) {
+      const ringFirst = i < r.length && (j >= late.length || r[i] < late[j].runAt || (r[i] === late[j].runAt && r[i + 1] < late[j].seq));
+      if (ringFirst) {
+        const live = this.isLive(i);
+        const s = r[i + 3];
+        const runAt = r[i];
+        i += E;
+        if (live && !visit(s, runAt)) return;
+      } else {
+        const x = late[j++];
+        if (!visit(x.s, x.runAt)) return;
+      }
+    }
   }
 
   private isLive(i: number): boolean {

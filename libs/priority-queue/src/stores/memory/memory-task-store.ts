@@ -10,7 +10,11 @@ import {
 } from '../../core/admission';
 import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError } from '../../core/errors';
 import { checkIdempotentBatch, scopeOf, type IdempotencyScope } from '../../core/idempotency';
+import { explainTask, type AdmissionState, type TaskExplanation } from '../../core/explain';
+import { DEFAULT_HISTORY_LIMIT, type TaskHistoryEntry } from '../../core/history';
 import { Messages } from '../../core/messages';
+import { isRetryable, requeuedDeadline } from '../../core/requeue';
+import { searchPage, type TaskPage, type TaskQuery } from '../../core/task-query';
 import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type TerminalStatus, type Transition } from '../../core/task';
 import {
   systemClock,
@@ -28,7 +32,9 @@ import {
   type SubmittedOutcome,
   type TaskStore,
 } from '../../core/task-store.port';
-import { validateAgingInterval, validateLimitUpdate } from '../../core/validation';
+import { validateAgingInterval, validateHistoryLimit, validateLimitUpdate, validateTaskQuery } from '../../core/validation';
+import { HistoryLog } from './history-log';
+import { countAhead, nextCursorOf, queryPageSlots, type ScanContext } from './task-scan';
 import { LANE_IDLE, LANE_PARKED, LANE_READY, Lane, LaneIndex, ProviderState, ReadyLanes, SlotState } from './lanes';
 import {
   applyLimitUpdate,
@@ -185,9 +191,13 @@ export class MemoryTaskStore implements TaskStore {
 
   private readonly listeners = new Set<() => void>();
   private notifyPending = false;
+  readonly historyLimit: number;
+  /** Per-task history (history-log.ts); null when historyLimit is 0. */
+  private readonly history_: HistoryLog | null;
 
   constructor(options: StoreOptions = {}) {
     this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+    const historyLimit = (this.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT));
     this.clock = options.clock ?? systemClock;
     this.order = orderMode(this.agingIntervalMs);
     const t = this.t;
@@ -201,6 +211,7 @@ export class MemoryTaskStore implements TaskStore {
     this.pollLeases = new SlotHeap(t, L_TOK);
     this.pollsDue = new SlotHeap(t, P_TOK);
     this.pollsCanceled = new SlotHeap(t, P_TOK);
+    this.history_ = historyLimit > 0 ? new HistoryLog(t, historyLimit) : null;
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -544,12 +555,18 @@ export class MemoryTaskStore implements TaskStore {
     this.assertOpen();
     const t = this.t;
     let n = 0;
-    for (let s = this.finished.top(); n < limit && s !== undefined && t.num(s, FINISHED_AT) <= olderThan; s = this.finished.top()) {
-      this.finished.pop();
+    const f = this.finished;
+    for (let s = f.top(); n < limit && s !== undefined && f.topK1() <= olderThan; s = f.top()) {
+      const at = f.topK1();
+      const seq = f.topK2();
+      f.pop();
+      // an entry of a task requeued since (or of an earlier occupant of the slot) is dead
+      if (t.id(s) === null || t.seq(s) !== seq || t.num(s, FINISHED_AT) !== at) continue;
       this.tasks.delete(t.id(s));
       const key = t.ref<string | null>(s, IDEMPOTENCY_KEY);
       if (key !== null && this.byIdempotencyKey.get(key)?.slot === s) this.byIdempotencyKey.delete(key);
       const sc = t.byte(s, SC);
+      this.history_?.drop(t.seq(s));
       this.statusIndex.remove(t.seq(s), sc);
       this.statusCounts[sc]--;
       t.release(s);
@@ -661,6 +678,87 @@ export class MemoryTaskStore implements TaskStore {
     return cloneLimits(this.limits);
   }
 
+  // ---------------------------------------------------------------- operations (retry, explain, history, query)
+
+  async requeue(id: string): Promise<Transition> {
+    this.assertOpen();
+    const t = this.t;
+    const s = this.tasks.get(id);
+    if (s === undefined) throw new TaskNotFoundError(id);
+    const from = t.status(s);
+    if (!isRetryable(from)) throw new InvalidStateError(Messages.cannotRetry(id, from));
+    const now = this.clock.now();
+    // back in a lane: the terminal task left its lane (finish), so it joins it again
+    const lane = this.laneOf(t.ref<LaneKeys>(s, KEYS));
+    lane.refs++;
+    t.setRef(s, LANE, lane);
+    t.setInt(s, ATTEMPTS, 0);
+    t.setInt(s, POLL_ERRORS, 0);
+    t.setFlag(s, F_CANCEL_REQUESTED, false);
+    t.setRef(s, ERROR, null);
+    t.setResult(s, null);
+    t.setRef(s, EXTERNAL_ID, null);
+    t.setNum(s, NEXT_POLL_AT, NaN);
+    t.setNum(s, FINISHED_AT, NaN); // its entry in the finished heap is dead now (purge)
+    t.setOpt(s, DEADLINE_AT, requeuedDeadline({ deadlineAt: t.opt(s, DEADLINE_AT), createdAt: t.num(s, CREATED_AT) }, now));
+    t.setNum(s, RUN_AT, now);
+    this.setStatus(s, SC_PENDING, now);
+    this.enterPending(s, now);
+    this.notify();
+    return { task: t.toTask(s), from, to: TaskStatus.PENDING_SUBMIT };
+  }
+
+  async explain(id: string): Promise<TaskExplanation> {
+    this.assertOpen();
+    const s = this.tasks.get(id);
+    if (s === undefined) throw new TaskNotFoundError(id);
+    const now = this.clock.now();
+    this.promote(now); // due delayed tasks into their buckets (countAhead reads them), as a claim would
+    const tat: Record<string, number> = {};
+    for (const p of this.providers.values()) tat[p.key] = p.tat;
+    const accounts: Record<string, number> = {};
+    for (const a of this.accounts.values()) accounts[a.key] = a.inFlight;
+    const state: AdmissionState = { limits: this.limits, tat, accounts, tenants: countsOf(this.tenants), concurrencyKeys: countsOf(this.ckeys) };
+    return explainTask(this.t.toTask(s), now, state, (admissible, cap) => {
+      // lanes share their LaneKeys object: one verdict per lane
+      const verdicts = new Map<LaneKeys, boolean>();
+      const cached = (k: LaneKeys) => {
+        let ok = verdicts.get(k);
+        if (ok === undefined) verdicts.set(k, (ok = admissible(k)));
+        return ok;
+      };
+      return countAhead(this.scan(), s, now, cached, cap);
+    });
+  }
+
+  async history(id: string): Promise<TaskHistoryEntry[]> {
+    this.assertOpen();
+    const s = this.tasks.get(id);
+    if (s === undefined) throw new TaskNotFoundError(id);
+    return this.history_ === null ? [] : this.history_.read(s, this.t.seq(s), this.t.num(s, CREATED_AT));
+  }
+
+  async query(query: TaskQuery): Promise<TaskPage> {
+    this.assertOpen();
+    const q = validateTaskQuery(query);
+    const now = this.clock.now();
+    if (q.search !== undefined) {
+      const byId = this.tasks.get(q.search);
+      const byKey = this.byIdempotencyKey.get(q.search)?.slot;
+      const found = [byId, byKey].map((s) => (s === undefined ? null : this.t.toTask(s)));
+      return searchPage(found, q, now, this.agingIntervalMs);
+    }
+    this.promote(now); // due delayed tasks into their buckets, as a claim or stats() would
+    const c = this.scan();
+    const slots = queryPageSlots(c, q, now);
+    const nextCursor = nextCursorOf(c, q, slots, now);
+    return { tasks: slots.slice(0, q.limit).map((s) => this.t.toTask(s)), nextCursor };
+  }
+
+  private scan(): ScanContext {
+    return { t: this.t, statusIndex: this.statusIndex, order: this.order, agingIntervalMs: this.agingIntervalMs, buckets: this.buckets };
+  }
+
   // ================================================================ internals
 
   private assertOpen(): void {
@@ -728,6 +826,7 @@ export class MemoryTaskStore implements TaskStore {
     this.statusCounts[sc]++;
     this.statusIndex.move(t.seq(s), from, sc);
     this.touch(s, now);
+    if (this.history_ !== null) this.history_.record(s, t.seq(s), from, sc, now, t.int(s, VERSION));
   }
 
   private nextToken(): number {
@@ -736,7 +835,7 @@ export class MemoryTaskStore implements TaskStore {
 
   // ---- lanes and resources
 
-  private laneOf(nt: NewTask): Lane {
+  private laneOf(nt: LaneKeys): Lane {
     let lane = this.lanes.get(nt.providerKey, nt.accountId, nt.tenantId, nt.concurrencyKey);
     if (lane === undefined) {
       const provider = this.providerOf(nt.providerKey);

@@ -96,6 +96,46 @@ export class StatusIndex {
     return out;
   }
 
+  /**
+   * Calls `visit` with the slots of status code `sc`, by seq descending from below `beforeSeq`
+   * (Infinity = the newest), skipping chunks without that status, until it returns false.
+   */
+  eachDesc(sc: number, beforeSeq: number, visit: (slot: number) => boolean): void {
+    const base = sc * WORDS;
+    let seq = Math.min(Math.ceil(beforeSeq) - 1, this.chunks.length * CHUNK_SIZE - 1);
+    for (let ci = Math.floor(seq / CHUNK_SIZE); ci >= 0; ci--, seq = ci * CHUNK_SIZE + CHUNK_SIZE - 1) {
+      const c = this.chunks[ci];
+      if (c === undefined || c.bits[COUNTS + sc] === 0) continue;
+      const off = seq & (CHUNK_SIZE - 1);
+      for (let w = off >>> 5; w >= 0; w--) {
+        let word = c.bits[base + w];
+        if (w === off >>> 5 && (off & 31) !== 31) word &= (1 << ((off & 31) + 1)) - 1; // drop bits above the start
+        while (word !== 0) {
+          const bit = 31 - Math.clz32(word);
+          if (!visit(c.slots[(w << 5) + bit])) return;
+          word ^= 1 << bit;
+        }
+      }
+    }
+  }
+
+  /** Calls `visit` with every slot of status code `sc` (seq order) until it returns false. */
+  each(sc: number, visit: (slot: number) => boolean): void {
+    const base = sc * WORDS;
+    for (let ci = 0; ci < this.chunks.length; ci++) {
+      const c = this.chunks[ci];
+      if (c === undefined || c.bits[COUNTS + sc] === 0) continue;
+      for (let w = 0; w < WORDS; w++) {
+        let word = c.bits[base + w];
+        while (word !== 0) {
+          const low = word & -word;
+          if (!visit(c.slots[(w << 5) + 31 - Math.clz32(low)])) return;
+          word ^= low;
+        }
+      }
+    }
+  }
+
   private set(c: Chunk, sc: number, off: number): void {
     c.bits[sc * WORDS + (off >>> 5)] |= 1 << (off & 31);
     c.bits[COUNTS + sc]++;
