@@ -139,3 +139,11 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     status: (s) => base + DYNAMIC_KEYS.status + s,
   };
 }
+
+// ---- keys of the operations (retry, explain, history, query)
+// A task's history is the field `_h` of its task hash (lua/lib.lua hist): no key of its own.
+
+/** The idempotency-key hash of a queue (search in query()). */
+export function idempotencyHashKey(keys: QueueKeys): string {
+  return keys.base + ('idem' satisfies FixedKeyName);
+}

@@ -13,7 +13,11 @@ import {
 import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
 import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { validateAgingInterval } from '../../core/validation';
+import { validateAgingInterval, validateHistoryLimit } from '../../core/validation';
+import type { TaskHistoryEntry } from '../../core/history';
+import type { TaskExplanation } from '../../core/explain';
+import type { TaskPage, TaskQuery } from '../../core/task-query';
+import { explainReply, historyReply, limitsOf, queryArgs, queryReply, searchIn, splitAccount, type ExplainReply, type QueryReply } from './operations';
 import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
@@ -81,6 +85,9 @@ interface PendingComplete {
   reject(error: unknown): void;
 }
 
+/** historyLimit of a Redis store without the option: none (see RedisTaskStore.historyLimit). */
+export const REDIS_DEFAULT_HISTORY_LIMIT = 0;
+
 /** Most completes sent in one script call. */
 const MAX_COMPLETE_BATCH = 500;
 
@@ -106,10 +113,20 @@ export class RedisTaskStore implements TaskStore {
   private completes: PendingComplete[] = [];
   private completeFlush: NodeJS.Immediate | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * Transitions kept per task (history()); 0 = none, the default here: history costs the Redis
+   * server about 5% more CPU per drained task (docs/BENCHMARKS.md). Set it (e.g. 20) for a
+   * dashboard's task detail.
+   */
+  readonly historyLimit: number;
+  /** ARGV[3] of every script: agingIntervalMs and historyLimit (lib.lua). */
+  private readonly mode: string;
 
   constructor(options: RedisTaskStoreOptions) {
     this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
     assertRedisConnection(options.connection, 'RedisTaskStore({ connection })');
+    this.historyLimit = validateHistoryLimit(options.historyLimit, REDIS_DEFAULT_HISTORY_LIMIT);
+    this.mode = `${this.agingIntervalMs}:${this.historyLimit}`;
     this.connection = options.connection;
     this.clock = options.clock ?? null;
     this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
@@ -419,36 +436,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async getLimits(): Promise<LimitsSnapshot> {
-    const [providers, accounts, tenants, defaultTenant, cks] = (await this.run('get_limits', [])) as [
-      Array<string | Flat>,
-      Flat,
-      Flat,
-      string | null,
-      Flat,
-    ];
-    const snap: LimitsSnapshot = {
-      providers: {},
-      accounts: {},
-      tenants: {},
-      defaultTenantQuota: defaultTenant === null ? null : Number(defaultTenant),
-      concurrencyKeys: {},
-    };
-    for (let i = 0; i < providers.length; i += 2) {
-      const h = hashToObject(providers[i + 1] as Flat);
-      const limits: ProviderLimits = emptyProviderLimits();
-      limits.paused = h.paused === '1';
-      limits.qps = h.qps === undefined ? null : Number(h.qps);
-      limits.burst = h.burst === undefined ? null : Number(h.burst);
-      limits.accountConcurrency = h.accountConcurrency === undefined ? null : Number(h.accountConcurrency);
-      snap.providers[providers[i] as string] = limits;
-    }
-    for (const [k, v] of Object.entries(hashToObject(accounts))) {
-      const [providerKey, accountId] = splitAccount(k);
-      snap.accounts[k] = { providerKey, accountId, concurrency: Number(v) };
-    }
-    for (const [k, v] of Object.entries(hashToObject(tenants))) snap.tenants[k] = Number(v);
-    for (const [k, v] of Object.entries(hashToObject(cks))) snap.concurrencyKeys[k] = Number(v);
-    return snap;
+    return limitsOf((await this.run('get_limits', [])) as Parameters<typeof limitsOf>[0]);
   }
 
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
@@ -485,6 +473,29 @@ export class RedisTaskStore implements TaskStore {
   async purge(olderThan: number, limit: number): Promise<number> {
     if (limit <= 0) return 0;
     return Number(await this.run('purge', [String(olderThan), String(limit)]));
+  }
+
+  // --- operations (operations.ts) -----------------------------------------------------
+
+  async requeue(id: string): Promise<Transition> {
+    const [from, flat] = (await this.run('requeue', [id], id)) as [string, Flat];
+    return { task: decodeTask(flat), from: from as TaskStatus, to: TaskStatus.PENDING_SUBMIT };
+  }
+
+  async explain(id: string): Promise<TaskExplanation> {
+    return explainReply((await this.run('explain', [id], id)) as ExplainReply);
+  }
+
+  async history(id: string): Promise<TaskHistoryEntry[]> {
+    const reply = (await this.run('history', [id], id)) as [string, string | null] | null;
+    if (reply === null) throw new TaskNotFoundError(id);
+    return historyReply(reply, this.historyLimit);
+  }
+
+  async query(query: TaskQuery): Promise<TaskPage> {
+    const { q, args } = queryArgs(query);
+    if (q.search !== undefined) return searchIn(this.connection, this.keys, q, await this.now(), this.agingIntervalMs);
+    return queryReply(q, (await this.run('query', args)) as QueryReply);
   }
 
   async subscribe(listener: () => void): Promise<() => Promise<void>> {
@@ -533,7 +544,7 @@ export class RedisTaskStore implements TaskStore {
         this.connection,
         luaScripts()[name],
         this.keys.route,
-        [this.keys.base, now, String(this.agingIntervalMs), ...args],
+        [this.keys.base, now, this.mode, ...args],
         READ_ONLY_SCRIPTS.has(name) ? null : this.replicaWait,
       );
     } catch (e) {
@@ -544,7 +555,7 @@ export class RedisTaskStore implements TaskStore {
   /** Runs a script without waiting for init (init itself uses it). */
   private async raw(name: ScriptName, args: readonly string[]): Promise<unknown> {
     const now = this.clock ? String(this.clock.now()) : '';
-    return runScript(this.connection, luaScripts()[name], this.keys.route, [this.keys.base, now, String(this.agingIntervalMs), ...args]);
+    return runScript(this.connection, luaScripts()[name], this.keys.route, [this.keys.base, now, this.mode, ...args]);
   }
 
   private mapError(e: unknown, name: ScriptName, taskId: string | undefined): unknown {
@@ -556,7 +567,11 @@ export class RedisTaskStore implements TaskStore {
     if (code.startsWith('PQ_STATE')) {
       const status = code.slice('PQ_STATE '.length);
       return new InvalidStateError(
-        name === 'change_priority' ? Messages.notPending(taskId, status) : Messages.invalidState(taskId, status, name),
+        name === 'change_priority'
+          ? Messages.notPending(taskId, status)
+          : name === 'requeue'
+            ? Messages.cannotRetry(taskId, status)
+            : Messages.invalidState(taskId, status, name),
       );
     }
     return e;
@@ -576,9 +591,4 @@ function validateReplicaWait(w: ReplicaWait | undefined): ReplicaWait | null {
 
 function leasePrefix(): string {
   return randomUUID() + ':';
-}
-
-function splitAccount(k: string): [string, string] {
-  const i = k.indexOf(KEY_SEPARATOR);
-  return [k.slice(0, i), k.slice(i + 1)];
 }

@@ -30,6 +30,10 @@ export const SCRIPT_NAMES = [
   'set_limits',
   'purge',
   'time',
+  'requeue',
+  'explain',
+  'history',
+  'query',
 ] as const;
 
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
@@ -145,7 +149,7 @@ export interface ReplicaWait {
 }
 
 /** Scripts that write nothing: never followed by a WAIT. */
-export const READ_ONLY_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>(['list', 'stats', 'get_limits', 'time']);
+export const READ_ONLY_SCRIPTS: ReadonlySet<ScriptName> = new Set<ScriptName>(['list', 'stats', 'get_limits', 'time', 'history']);
 
 /** Cluster replies meaning the command did not run on that node (see runAndWait). */
 const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;

@@ -188,7 +188,7 @@ while not stop and not backlog and #claimed < limit do
       local tk = dk('task', id)
       -- d, version, deadlineAt; a task never changed since create (version 1: every change bumps
       -- it) has no attempts, error or updatedAt, so only another one reads them
-      local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt')
+      local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt', '_h')
       local deadline, version = tonumber(vals[3]), vals[2]
       local more = version ~= '1' and redis.call('HMGET', tk, 'attempts', 'error', 'updatedAt')
       local ph = string.sub(mem, KEYW - 49, KEYW - 42) -- the order key's priority part
@@ -215,8 +215,14 @@ while not stop and not backlog and #claimed < limit do
         else
           claimed[#claimed + 1] = version .. SEP .. SEP .. SEP .. (vals[3] or '') .. SEP .. vals[1] .. SEP .. mem
         end
-        redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
-          'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
+        if HIST > 0 then -- the history entry rides in the same write (lib.lua histAppend)
+          local v = fmt(tonumber(version) + 1)
+          redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
+            'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', v, '_h', histAppend(vals[4], PENDING, SUBMITTING, v, false))
+        else
+          redis.call('HSET', tk, 'status', SUBMITTING, 'leaseOwner', owner, 'leaseId', lbase .. #claimed,
+            'leaseUntil', leaseUntil, 'updatedAt', nowS, 'version', fmt(tonumber(version) + 1))
+        end
         stRem[#stRem + 1] = id
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id

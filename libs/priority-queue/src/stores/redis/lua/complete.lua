@@ -41,10 +41,11 @@ for _ = 1, n do
   local tk = dk('task', id)
   local seq = ARGV[p]
   local nxt = p + 1
-  local f
+  local f, hcur
   if seq ~= '' then
     -- the caller holds the task: its status is read with the fence, the rest comes from the call
-    f = redis.call('HMGET', tk, 'leaseId', 'version', 'status')
+    f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', '_h')
+    hcur = f[4]
     local flags = tonumber(ARGV[p + 2])
     local keys = flags >= 2
     if f[2] and f[1] == ARGV[a + 1] and f[2] == ARGV[a + 2] then
@@ -56,7 +57,8 @@ for _ = 1, n do
     nxt = keys and p + 6 or p + 3
   else
     f = redis.call('HMGET', tk, 'leaseId', 'version', 'status', 'seq', 'providerKey', 'accountId', 'tenantId',
-      'concurrencyKey', 'deadlineAt')
+      'concurrencyKey', 'deadlineAt', '_h')
+    hcur = f[10]
   end
   local st = f[3]
   if not st then
@@ -87,9 +89,23 @@ for _ = 1, n do
     local v = fmt(tonumber(f[2]) + 1)
     if st ~= SUBMITTING then redis.call('HDEL', tk, 'nextPollAt') end
     if attempt then redis.call('HINCRBY', tk, 'attempts', 1) end
+    -- the history entry rides in the same write (lib.lua histAppend); its error: the one this
+    -- complete writes, else the task's
+    local hv = false
+    if HIST > 0 then
+      local err = false
+      if KEEPS_ERROR[to] then
+        if e ~= '~' then err = opt(e) else err = redis.call('HGET', tk, 'error') end
+      end
+      hv = histAppend(hcur, st, to, v, err)
+    end
     if e == '~' then
-      if result then
+      if result and hv then
+        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result, '_h', hv)
+      elseif result then
         redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)
+      elseif hv then
+        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, '_h', hv)
       else
         redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v)
       end
@@ -98,6 +114,10 @@ for _ = 1, n do
       if result then
         set[#set + 1] = 'result'
         set[#set + 1] = result
+      end
+      if hv then
+        set[#set + 1] = '_h'
+        set[#set + 1] = hv
       end
       e = opt(e)
       if e then

@@ -8,7 +8,8 @@
 --            keys of keys.ts as K.<name>, the keys that embed an id with dk(kind, id)
 --   ARGV[1]  base `{prefix:queue}:` of every key
 --   ARGV[2]  now in epoch ms, or '' to use the Redis TIME (the store clock)
---   ARGV[3]  agingIntervalMs (0 = off); fixes the order key layout
+--   ARGV[3]  agingIntervalMs (0 = off; fixes the order key layout), then optionally ':' and the
+--            historyLimit of the calling store (0 or absent = keep no history)
 --   ARGV[4..] the operation's own arguments, listed in its header
 -- Optional string arguments are '' for null and '+' .. value otherwise ('~' = leave unchanged
 -- where a header says so). Errors are replies 'PQ_STALE', 'PQ_NOTFOUND', 'PQ_STATE <status>'.
@@ -30,7 +31,8 @@ else
   local t = redis.call('TIME')
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local AGING = tonumber(ARGV[3])
+local AGING = tonumber(string.match(ARGV[3], '^%d+'))
+local HIST = tonumber(string.match(ARGV[3], ':(%d+)$')) or 0
 local KEYW = 50
 if AGING > 0 then KEYW = 66 end
 
@@ -189,6 +191,44 @@ local function enqueueStored(id)
   enqueue(id, tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5])
 end
 
+-- Moves up to `max` due delayed tasks into their lanes (what a claim does first); true when more
+-- due ones are left in the delayed set.
+local function promoteDue(max)
+  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', 0, max)
+  for _, id in ipairs(due) do
+    redis.call('ZREM', K.delayed, id)
+    enqueueStored(id)
+  end
+  return #due == max and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0
+end
+
+-- Every lane that may hold due tasks: ready or parked (an empty lane is neither, or is skipped
+-- by its reader).
+local function laneIds()
+  local out, seen = {}, {}
+  for _, h in ipairs({ K.laneready, K.lanepark }) do
+    for _, lane in ipairs(redis.call('HKEYS', h)) do
+      if not seen[lane] then
+        seen[lane] = true
+        out[#out + 1] = lane
+      end
+    end
+  end
+  return out
+end
+
+-- Every limit, as get_limits.lua returns it: { { providerKey, HGETALL of its limits, ... },
+-- HGETALL lim_a, HGETALL lim_t, defaultTenantQuota or nil, HGETALL lim_c }.
+local function limitsSnapshot()
+  local providers = {}
+  for _, p in ipairs(redis.call('SMEMBERS', K.providers)) do
+    providers[#providers + 1] = p
+    providers[#providers + 1] = redis.call('HGETALL', dk('provider', p))
+  end
+  return { providers, redis.call('HGETALL', K.lim_a), redis.call('HGETALL', K.lim_t),
+    redis.call('HGET', K.lim_meta, 'defaultTenantQuota'), redis.call('HGETALL', K.lim_c) }
+end
+
 -- Takes a PENDING_SUBMIT task out of its lane or the delayed set.
 local function dequeue(id)
   local f = redis.call('HMGET', dk('task', id), '_k', '_l', 'priority')
@@ -285,6 +325,44 @@ end
 local FINAL_FIELDS = { 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey',
   'deadlineAt', 'version' }
 
+-- Per-task history (core/history.ts): field `_h` of the task hash, its last HIST transitions as
+-- `at,<from><to>,version[,error]` (one-digit status codes, HIST_CODE) joined by \30. The entry
+-- keeps the error of a transition that ends an attempt or the task without success: `err` when
+-- the caller knows it (false = none), else the task's. Callers check HIST > 0 (none kept at 0).
+local HIST_CODE = { PENDING_SUBMIT = '0', SUBMITTING = '1', SUBMITTED = '2', RUNNING = '3', SUCCEEDED = '4', FAILED = '5',
+  CANCELED = '6', TIMED_OUT = '7', SUBMIT_UNKNOWN = '8' }
+local KEEPS_ERROR = { FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_UNKNOWN = true }
+local HIST_AT = false -- `now,` of this call, made once
+-- `cur` (false = no entry yet) with one more entry, the oldest ones dropped beyond HIST.
+local function histAppend(cur, from, to, version, err)
+  if not HIST_AT then HIST_AT = fmt(NOW) .. ',' end
+  local e = HIST_AT .. HIST_CODE[from] .. HIST_CODE[to] .. ',' .. version
+  if err then e = e .. ',' .. string.gsub(string.sub(err, 1, 2000), '\30', ' ') end
+  if not cur then return e end
+  local h = cur .. '\30' .. e
+  -- an entry takes 7 bytes at least: a shorter text cannot hold more than HIST of them
+  if #h > 7 * HIST then
+    local n = 1
+    for _ in string.gmatch(h, '\30') do n = n + 1 end
+    while n > HIST do
+      h = string.sub(h, string.find(h, '\30', 1, true) + 1)
+      n = n - 1
+    end
+  end
+  return h
+end
+-- One transition into the task's history: a read and a write of `_h` (and of the error).
+local function hist(id, from, to, version, err)
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, '_h', 'error')
+  if not (KEEPS_ERROR[to] or (from == SUBMITTING and to == PENDING)) then
+    err = false
+  elseif err == nil then
+    err = f[2]
+  end
+  redis.call('HSET', tk, '_h', histAppend(f[1], from, to, version, err))
+end
+
 -- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline. `f` = the FINAL_FIELDS
 -- values, `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
 local function finalizeKnown(id, f, to, extra, dels)
@@ -304,6 +382,7 @@ local function finalizeKnown(id, f, to, extra, dels)
   redis.call('ZADD', K.finished, fmt(NOW), id)
   redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),
     'version', fmt(tonumber(f[9]) + 1), unpack(extra or {}))
+  if HIST > 0 then hist(id, from, to, tonumber(f[9]) + 1) end
 end
 
 local function finalize(id, to, extra)
@@ -320,7 +399,8 @@ local function unclaim(id, ...)
   clearLease(id)
   moveStatus(id, f[1], PENDING, f[2], f[3])
   redis.call('HSET', tk, 'status', PENDING, 'updatedAt', fmt(NOW), ...)
-  redis.call('HINCRBY', tk, 'version', 1)
+  local v = redis.call('HINCRBY', tk, 'version', 1)
+  if HIST > 0 then hist(id, f[1], PENDING, v) end
   enqueueStored(id)
 end
 

@@ -1,5 +1,5 @@
 -- purge: deletes up to `limit` terminal tasks with finishedAt <= olderThan (and their
--- idempotency keys).
+-- idempotency keys); the history is a field of the task hash.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: finished, idem
 -- ARGV[4] olderThan (ms), ARGV[5] limit
 -- Returns: the number of tasks deleted
