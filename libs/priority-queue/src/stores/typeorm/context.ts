@@ -12,6 +12,15 @@ export class StoreContext {
   pgSchema = 0;
   /** PostgreSQL, schema v3: tasks this store claimed, for its completes (pg-lease-cache.ts). */
   readonly leased = new PgLeaseCache();
+  /** Transitions each task created by this store keeps (schema v6 `history_limit`); 0 = none. */
+  historyLimit = 0;
+  /** The schema version init() found (every dialect); history needs 6. */
+  schemaVersion = 0;
+
+  /** Whether creates write `history_limit` (schema v6 and later). */
+  get historyColumns(): boolean {
+    return this.schemaVersion >= 6;
+  }
 
   constructor(
     readonly db: Db,

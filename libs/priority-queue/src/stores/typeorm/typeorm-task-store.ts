@@ -4,7 +4,14 @@ import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
 import { StoreClosedError, ValidationError } from '../../core/errors';
 import { checkIdempotentBatch, payloadFingerprint } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { validateAgingInterval } from '../../core/validation';
+import { validateAgingInterval, validateHistoryLimit, validateTaskQuery } from '../../core/validation';
+import { DEFAULT_HISTORY_LIMIT, type TaskHistoryEntry } from '../../core/history';
+import type { TaskExplanation } from '../../core/explain';
+import type { TaskPage, TaskQuery } from '../../core/task-query';
+import { explainTaskSql } from './sql/explain-task';
+import { queryTasks } from './sql/query-tasks';
+import { requeue } from './sql/requeue';
+import { taskHistory } from './sql/task-history';
 import { newTaskRecord, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
@@ -62,6 +69,12 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
    */
   migrate?: boolean;
   /**
+   * Transitions each task keeps for history() (default 20, 0 = none): written into every task
+   * this store creates (schema v6 column `history_limit`) and kept by the task for its life,
+   * whichever process later changes it.
+   */
+  historyLimit?: number;
+  /**
    * SQLite: when the database uses the default rollback journal, init() switches it to WAL
    * with synchronous = NORMAL (see sqlite-tuning.ts). Default true; false leaves it alone.
    */
@@ -112,6 +125,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
+    this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
   }
 
   async init(): Promise<void> {
@@ -130,10 +144,9 @@ export class TypeOrmTaskStore implements TaskStore {
       return num(r.aging_interval_ms);
     }, { queueLock: true });
     if (stored !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
-    if (c.d.kind === 'postgres') {
-      const [v] = await this.dataSource.query(`SELECT max(version) AS v FROM ${c.t.schemaVersion}`).catch(() => [{ v: 0 }]);
-      c.pgSchema = num(v?.v ?? 0);
-    }
+    const [v] = await this.dataSource.query(`SELECT max(version) AS v FROM ${c.t.schemaVersion}`).catch(() => [{ v: 0 }]);
+    c.schemaVersion = num(v?.v ?? 0);
+    if (c.d.kind === 'postgres') c.pgSchema = c.schemaVersion;
   }
 
   async close(): Promise<void> {
@@ -324,6 +337,26 @@ export class TypeOrmTaskStore implements TaskStore {
     return purge(this.ctx, olderThan, limit);
   }
 
+  requeue(id: string): Promise<Transition> {
+    this.open();
+    return requeue(this.ctx, id);
+  }
+
+  explain(id: string): Promise<TaskExplanation> {
+    this.open();
+    return explainTaskSql(this.ctx, id);
+  }
+
+  history(id: string): Promise<TaskHistoryEntry[]> {
+    this.open();
+    return taskHistory(this.ctx, id);
+  }
+
+  async query(query: TaskQuery): Promise<TaskPage> {
+    this.open();
+    return queryTasks(this.ctx, validateTaskQuery(query));
+  }
+
   /** PostgreSQL only: LISTEN/NOTIFY on a dedicated connection. Other dialects: the worker polls. */
   /**
    * Task transitions of this queue between processes: LISTEN/NOTIFY on PostgreSQL; within this
@@ -340,6 +373,11 @@ export class TypeOrmTaskStore implements TaskStore {
       if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
       return this.listener.add(listener);
     };
+  }
+
+  /** Transitions each task this store creates keeps (schema v6); 0 = none. */
+  get historyLimit(): number {
+    return this.ctx.historyLimit;
   }
 
   private open(): void {

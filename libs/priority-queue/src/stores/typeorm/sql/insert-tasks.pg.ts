@@ -48,12 +48,12 @@ export async function insertTasksPg(
     ins AS (
       INSERT INTO ${T} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
         lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, poll_errors,
-        cancel_requested, updated_at)
+        cancel_requested, updated_at${c.historyColumns ? ', history_limit' : ''})
       SELECT u.id, $2, NULL, u.type, u.payload, u.priority,
         CASE WHEN $3::bigint > 0 THEN (n.now + u.delay) - u.priority::bigint * $3::bigint ELSE -u.priority::bigint END,
         -u.priority::bigint, n.now + u.delay, n.now + u.timeout, n.now, 'PENDING_SUBMIT',
         CASE WHEN $19::boolean AND u.delay <= 0 THEN 0 ELSE 1 END,
-        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, n.now
+        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, n.now${c.historyColumns ? `, ${Math.trunc(c.historyLimit)}` : ''}
       FROM n, unnest($4::varchar[], $5::varchar[], $6::text[], $7::integer[], $8::bigint[], $9::bigint[], $10::varchar[],
         $11::varchar[], $12::varchar[], $13::varchar[], $14::varchar[], $15::integer[], $16::smallint[])
         WITH ORDINALITY AS u(id, type, payload, priority, delay, timeout, lane, provider, account, tenant, ckey, max_attempts, idempotent, ord)
