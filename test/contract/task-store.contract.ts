@@ -31,6 +31,10 @@ import { deadlineCases } from './cases/deadline.cases';
 import { headOfLineCases } from './cases/head-of-line.cases';
 import { idempotencyCases } from './cases/idempotency.cases';
 import { laneHeadCases } from './cases/lane-heads.cases';
+import { explainCases } from './cases/explain.cases';
+import { historyCases } from './cases/history.cases';
+import { queryCases } from './cases/query.cases';
+import { requeueCases } from './cases/requeue.cases';
 import { leaseCases } from './cases/lease.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
 import { orderCases } from './cases/order.cases';
@@ -45,7 +49,7 @@ export interface StoreFactory {
   /** Shown in the describe title, e.g. 'memory', 'redis', 'typeorm-postgres'. */
   name: string;
   /** A fresh, empty, isolated store using `clock` (see the header of this file). */
-  create(opts: { clock: ManualClock; agingIntervalMs?: number }): Promise<TaskStore>;
+  create(opts: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number }): Promise<TaskStore>;
   /** Once after the suite. */
   teardown?(): Promise<void>;
 }
@@ -54,7 +58,7 @@ export interface StoreFactory {
 export interface ContractContext {
   readonly name: string;
   /** A fresh initialised store with a ManualClock at T0; closed automatically after the test. */
-  open(opts?: { agingIntervalMs?: number }): Promise<Harness>;
+  open(opts?: { agingIntervalMs?: number; historyLimit?: number }): Promise<Harness>;
 }
 
 export function describeTaskStoreContract(factory: StoreFactory): void {
@@ -64,7 +68,7 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
       name: factory.name,
       async open(opts = {}) {
         const clock = new ManualClock(T0);
-        const store = await factory.create({ clock, agingIntervalMs: opts.agingIntervalMs });
+        const store = await factory.create({ clock, agingIntervalMs: opts.agingIntervalMs, historyLimit: opts.historyLimit });
         opened.push(store);
         await store.init();
         return new Harness(store, clock);
@@ -94,5 +98,9 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('attempts and nextPollAt (DESIGN §4)', () => attemptsCases(ctx));
     describe('stats, list, purge', () => statsListPurgeCases(ctx));
     describe('bad input through PriorityQueue / AdmissionControl writes nothing', () => validationCases(ctx));
+    describe('retry of a finished task (requeue)', () => requeueCases(ctx));
+    describe('explain', () => explainCases(ctx));
+    describe('history', () => historyCases(ctx));
+    describe('query', () => queryCases(ctx));
   });
 }

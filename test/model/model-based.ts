@@ -333,6 +333,17 @@ class Run {
         expect(norm(got.map((x) => ({ id: x.task.id, from: x.from, to: x.to })))).toEqual(norm(want));
         return true;
       }
+      case 'requeue': {
+        // retry of a finished task (TaskStore.requeue): any task, so refusals are compared too
+        const id = this.pickId(op.pick, 'any');
+        if (id === undefined) return false;
+        const got = await outcome(store.requeue(id));
+        const want = model.requeue(id);
+        const kind = got.ok ? 'ok' : got.error instanceof InvalidStateError ? 'invalid' : got.error instanceof TaskNotFoundError ? 'notfound' : String(got.error);
+        expect(kind).toBe(want);
+        if (got.ok) expect(comparable(got.value.task)).toEqual(comparable(model.get(id)!));
+        return true;
+      }
       case 'purge': {
         const olderThan = this.clock.now() - op.ageMs;
         expect(await store.purge(olderThan, 10_000)).toBe(model.purge(olderThan, 10_000));

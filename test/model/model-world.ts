@@ -47,7 +47,8 @@ export type Op =
   | { kind: 'setLimits'; update: LimitUpdate }
   | { kind: 'advance'; ms: number }
   | { kind: 'recover' }
-  | { kind: 'purge'; ageMs: number };
+  | { kind: 'purge'; ageMs: number }
+  | { kind: 'requeue'; pick: number };
 
 export interface ModelWorld {
   name: string;
@@ -184,6 +185,7 @@ export function opArb(w: ModelWorld): fc.Arbitrary<Op> {
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(0, 1, 50, 250, 400, 1000, 3000) }) },
     { weight: 2, arbitrary: fc.constant({ kind: 'recover' as const }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('purge' as const), ageMs: fc.constantFrom(0, 1000) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('requeue' as const), pick }) },
   );
 }
 

@@ -18,7 +18,9 @@ import {
   emptyProviderLimits,
   gcra,
   isInFlight,
+  isRetryable,
   isTerminal,
+  requeuedDeadline,
   TaskStatus,
   type LimitUpdate,
   type LimitsSnapshot,
@@ -362,6 +364,28 @@ export class ReferenceModel {
         else l.concurrencyKeys[u.key] = u.limit;
         return;
     }
+  }
+
+  /** TaskStore.requeue: a finished task that did not succeed back to PENDING_SUBMIT, a fresh attempt (core/requeue.ts). */
+  requeue(id: string): 'ok' | 'invalid' | 'notfound' {
+    const t = this.get(id);
+    if (!t) return 'notfound';
+    if (!isRetryable(t.status)) return 'invalid';
+    Object.assign(t, {
+      status: TaskStatus.PENDING_SUBMIT,
+      runAt: this.now,
+      deadlineAt: requeuedDeadline(t, this.now),
+      attempts: 0,
+      pollErrors: 0,
+      cancelRequested: false,
+      error: null,
+      result: null,
+      externalId: null,
+      nextPollAt: null,
+      finishedAt: null,
+    });
+    this.clearLease(t);
+    return 'ok';
   }
 
   purge(olderThan: number, limit: number): number {

@@ -17,8 +17,8 @@ export function redisStoreFactory(prefix: string): StoreFactory {
   }, 120_000);
   return {
     name: 'redis',
-    async create({ clock, agingIntervalMs }) {
-      return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs });
+    async create({ clock, agingIntervalMs, historyLimit }) {
+      return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs, historyLimit });
     },
     async teardown() {
       connection?.disconnect();
