@@ -14,6 +14,7 @@ import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
 import { startServers } from '../lib/servers';
+import { benchHistoryLimit } from '../targets/ours';
 import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs, perSecond } from '../lib/stats';
 import type { ServerKind } from '../target';
@@ -57,15 +58,15 @@ async function main(): Promise<void> {
   let cleanup = async () => undefined as unknown;
   if (kind === 'redis') {
     const conn = new IORedis(servers.env.redis!.url);
-    store = new RedisTaskStore({ connection: conn });
+    store = new RedisTaskStore({ connection: conn, historyLimit: benchHistoryLimit() });
     cleanup = async () => conn.disconnect();
   } else if (kind === 'postgres') {
     const ds = new DataSource({ type: 'postgres', url: servers.env.postgres!.url, poolSize: 20, logging: false });
     await ds.initialize();
-    store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'prof_' });
+    store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'prof_', historyLimit: benchHistoryLimit() });
     cleanup = () => ds.destroy();
   } else {
-    store = new MemoryTaskStore();
+    store = new MemoryTaskStore({ historyLimit: benchHistoryLimit() });
   }
   try {
     await store.init();

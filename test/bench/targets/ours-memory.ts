@@ -1,6 +1,6 @@
 import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
 import type { BenchEnv, BenchTarget } from '../target';
-import { ourTarget, variantId, type OurVariant } from './ours';
+import { benchHistoryLimit, ourTarget, variantId, type OurVariant } from './ours';
 
 /** Our in-process store: the cost of the library itself, without a network hop. */
 export function ourMemoryTarget(_env?: BenchEnv, variant: OurVariant = {}): BenchTarget {
@@ -13,7 +13,7 @@ export function ourMemoryTarget(_env?: BenchEnv, variant: OurVariant = {}): Benc
     async open() {},
     async close() {},
     async createStore() {
-      return new MemoryTaskStore();
+      return new MemoryTaskStore({ historyLimit: benchHistoryLimit() });
     },
     async dropNamespace() {},
   });

@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
 import type { BenchEnv, BenchTarget } from '../target';
-import { ourTarget, variantId, type OurVariant } from './ours';
+import { benchHistoryLimit, ourTarget, variantId, type OurVariant } from './ours';
 
 /** Our Redis store, one key prefix per scenario, on the same redis-server as BullMQ. */
 export function ourRedisTarget(env: BenchEnv, variant: OurVariant = {}): BenchTarget {
@@ -29,7 +29,7 @@ export function ourRedisTarget(env: BenchEnv, variant: OurVariant = {}): BenchTa
     async createStore(namespace) {
       const connection = new IORedis(url, { maxRetriesPerRequest: null });
       connections.push(connection);
-      return new RedisTaskStore({ connection, prefix: namespace });
+      return new RedisTaskStore({ connection, prefix: namespace, historyLimit: benchHistoryLimit() });
     },
     async dropNamespace(namespace) {
       for (const c of connections.splice(0)) await c.quit().catch(() => c.disconnect());

@@ -5,7 +5,7 @@ import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
 import { fenceOf, TaskStatus } from 'nestjs-priority-queue/core/task';
 import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
 import type { BenchEnv, BenchTarget, Profile, ServerKind } from '../target';
-import { ourTarget, variantId, LEASE_MS, TASK_TYPE, type OurVariant } from './ours';
+import { benchHistoryLimit, ourTarget, variantId, LEASE_MS, TASK_TYPE, type OurVariant } from './ours';
 
 /** Pool size of our DataSource: enough for 16 handlers' completions plus claims and LISTEN. */
 const POOL = 20;
@@ -53,7 +53,7 @@ function typeormTarget(b: Binding, variant: OurVariant = {}): BenchTarget {
       sources.clear();
     },
     async createStore(namespace, profile) {
-      return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace, profile), tablePrefix: tablePrefix(namespace) });
+      return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace, profile), tablePrefix: tablePrefix(namespace), historyLimit: benchHistoryLimit() });
     },
     async dropNamespace(namespace) {
       const ds = sources.get(namespace);

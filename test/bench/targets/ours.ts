@@ -174,3 +174,9 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
       : {}),
   };
 }
+
+/** `PQ_BENCH_HISTORY_LIMIT=n npm run bench ...`: the stores' historyLimit (default: the store's own). */
+export function benchHistoryLimit(): number | undefined {
+  const v = process.env.PQ_BENCH_HISTORY_LIMIT;
+  return v === undefined || v === '' ? undefined : Number(v);
+}
