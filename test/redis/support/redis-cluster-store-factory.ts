@@ -30,11 +30,11 @@ export function redisClusterStoreFactory(prefix: string): ClusterStoreFactory {
     name: 'redis-cluster',
     placements,
     cluster: () => cluster!,
-    async create({ clock, agingIntervalMs }) {
+    async create({ clock, agingIntervalMs, historyLimit }) {
       const masters = await cluster!.masters();
       const p = await placeQueue(cluster!, `${prefix}${++n}`, 'q', masters[n % masters.length]);
       placements.push(p);
-      return new RedisTaskStore({ connection: client!, prefix: p.prefix, queue: p.queue, clock, agingIntervalMs });
+      return new RedisTaskStore({ connection: client!, prefix: p.prefix, queue: p.queue, clock, agingIntervalMs, historyLimit });
     },
     async teardown() {
       client?.disconnect();
