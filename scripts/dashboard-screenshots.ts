@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     // the confirmation before a change
     await page.goto(`${url}/dashboard/#/q/default/limits`);
     await page.waitForSelector('button[data-key="pause:vendorA"]');
-    await page.click('button[data-key="pause:vendorA"]');
+    await page.$eval('button[data-key="pause:vendorA"]', (b) => (b as HTMLButtonElement).click());
     await page.waitForSelector('dialog[open]');
     await page.screenshot({ path: join(OUT, 'confirm-pause.png') });
     console.log('docs/dashboard/confirm-pause.png');

@@ -1,4 +1,5 @@
 import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { dashboardApiSuite } from './support/dashboard-api.suite';
 
-dashboardApiSuite('memory', async () => new MemoryTaskStore());
+// the memory store keeps the last 20 transitions of each task by default
+dashboardApiSuite('memory', async () => new MemoryTaskStore(), { history: true });

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
-import { Messages, TaskStatus, type TaskStore } from 'nestjs-priority-queue';
+import { Messages, TaskStatus, compareOrder, type OrderFields, type TaskStore } from 'nestjs-priority-queue/core';
 import { DASHBOARD_WRITE_HEADER, PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { ADMIN_KEY, TestAdminGuard, seedTasks, startDashboardApp, type DashboardApp, type SeededTasks } from './dashboard-app';
 
@@ -10,10 +10,11 @@ const WRITE = { ...KEY, [DASHBOARD_WRITE_HEADER]: '1' };
 
 /**
  * The dashboard's JSON API end to end (a real Nest app on a real store, HTTP through supertest):
- * the guard, read-only mode, every read and change, and the 400s of bad input.
+ * the guard, read-only mode, every read and change, and the 400s of bad input. `history`: whether
+ * the stores of `newStore` keep transitions (historyLimit > 0); the task timeline differs.
  */
-export function dashboardApiSuite(storeName: string, newStore: () => Promise<TaskStore>): void {
-  describe(`dashboard JSON API (${storeName} store)`, () => {
+export function dashboardApiSuite(storeName: string, newStore: () => Promise<TaskStore>, { history }: { history: boolean }): void {
+  describe(`dashboard JSON API (${storeName} store, history ${history ? 'on' : 'off'})`, () => {
     let d: DashboardApp;
     let seeded: SeededTasks;
     const http = () => request(d.app.getHttpServer());
@@ -78,7 +79,7 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect(v.concurrencyKeys.rows).toEqual([{ key: 'reindex:tenant-2', inFlight: 0, limit: 2, override: true, full: false }]);
     });
 
-    it('pages through the tasks of a status, each exactly once, and finds one by id', async () => {
+    it('pages through the pending tasks in claim order, each exactly once, and finds one by id or key', async () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -98,25 +99,71 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
         pages++;
       } while (cursor);
       expect(pages).toBe(3);
-      expect(new Set(seen).size).toBe(seen.length);
-      expect(seen.sort()).toEqual([...seeded.pendingInClaimOrder.map((t) => t.id), seeded.delayed.id].sort());
+      // the due ones as the queue will claim them, then the one not due yet
+      expect(seen).toEqual([...seeded.pendingInClaimOrder.map((t) => t.id), seeded.delayed.id]);
 
       const failed = (await http().get(`${API}/queues/default/tasks?status=FAILED`).set(KEY).expect(200)).body;
       expect(failed.tasks.map((t: { id: string; error: string }) => [t.id, t.error])).toEqual([[seeded.failed.id, 'vendor answered 500 five times']]);
+      // a search looks in every status
       const found = (await http().get(`${API}/queues/default/tasks`).query({ search: seeded.running.id }).set(KEY).expect(200)).body;
       expect(found.tasks.map((t: { id: string }) => t.id)).toEqual([seeded.running.id]);
       const none = (await http().get(`${API}/queues/default/tasks`).query({ search: 'no-such-task' }).set(KEY).expect(200)).body;
       expect(none.tasks).toEqual([]);
+      const byKey = (await http().get(`${API}/queues/default/tasks`).query({ search: 'seed-3' }).set(KEY).expect(200)).body;
+      expect(byKey.tasks.map((t: { idempotencyKey: string }) => t.idempotencyKey)).toEqual(['seed-3']);
+      // one task's id is another's idempotency key, both pending: the search shows both
+      const first = seeded.pendingInClaimOrder[0];
+      const namesake = await d.tasks.submit({ type: 'email', payload: { n: 'namesake' }, idempotencyKey: first.id, delayMs: 60_000 });
+      const both = (await http().get(`${API}/queues/default/tasks`).query({ search: first.id }).set(KEY).expect(200)).body;
+      expect(both.tasks.map((t: { id: string }) => t.id).sort()).toEqual([first.id, namesake.id].sort());
+    });
+
+    it('filters by type, tenant, provider, account and priority range, in claim order', async () => {
+      const get = async (query: Record<string, string | number>) =>
+        (await http().get(`${API}/queues/default/tasks`).query({ status: 'PENDING_SUBMIT', ...query }).set(KEY).expect(200)).body.tasks.map((t: { id: string }) => t.id);
+      const expect_ = (pick: (t: SeededTasks['delayed']) => boolean) => seeded.pendingInClaimOrder.filter(pick).map((t) => t.id);
+      expect(await get({ type: 'ocr' })).toEqual(expect_((t) => t.type === 'ocr'));
+      expect(await get({ tenantId: 'tenant-1' })).toEqual(expect_((t) => t.tenantId === 'tenant-1'));
+      expect(await get({ providerKey: 'search' })).toEqual(expect_((t) => t.providerKey === 'search'));
+      expect(await get({ providerKey: 'vendorA', accountId: 'acct-0' })).toEqual(expect_((t) => t.providerKey === 'vendorA' && t.accountId === 'acct-0'));
+      expect(await get({ minPriority: 5, maxPriority: 50 })).toEqual(expect_((t) => t.priority >= 5 && t.priority <= 50));
+      const failedOcr = (await http().get(`${API}/queues/default/tasks`).query({ status: 'FAILED', type: 'email' }).set(KEY).expect(200)).body;
+      expect(failedOcr.tasks).toEqual([]);
+      const terminal = (await http().get(`${API}/queues/default/tasks`).query({ status: 'SUCCEEDED' }).set(KEY).expect(200)).body;
+      expect(terminal).toMatchObject({ order: 'newest', tasks: [{ id: seeded.succeeded.id }] });
     });
 
     it('shows one task with its fields, its timeline and the actions that apply', async () => {
       const failed = (await http().get(`${API}/queues/default/tasks/${seeded.failed.id}`).set(KEY).expect(200)).body;
       expect(failed.task).toMatchObject({ id: seeded.failed.id, status: 'FAILED', payload: { doc: 'claimed-3' }, error: 'vendor answered 500 five times' });
       expect(failed.task).not.toHaveProperty('leaseId');
-      expect(failed.timeline.entries.map((e: { to?: string }) => e.to)).toEqual(['PENDING_SUBMIT', 'FAILED']);
-      expect(failed.actions).toEqual({ cancel: false, changePriority: false, retry: false });
+      expect(d.store.historyLimit > 0).toBe(history);
+      if (history) {
+        expect(failed.timeline).toMatchObject({ source: 'history', historyLimit: d.store.historyLimit });
+        expect(failed.timeline.entries.map((e: { from: string | null; to: string }) => [e.from, e.to])).toEqual([
+          [null, 'PENDING_SUBMIT'],
+          ['PENDING_SUBMIT', 'SUBMITTING'],
+          ['SUBMITTING', 'FAILED'],
+        ]);
+        expect(failed.timeline.entries[2]).toMatchObject({ error: 'vendor answered 500 five times' });
+      } else {
+        // history off: no list of transitions, the times the task records instead
+        expect(failed.timeline).toMatchObject({ source: 'off', historyLimit: 0 });
+        expect(failed.timeline.entries.map((e: { label: string; to?: string }) => [e.label, e.to])).toEqual([
+          ['created', 'PENDING_SUBMIT'],
+          ['finished', 'FAILED'],
+        ]);
+        expect(failed.timeline.entries[1]).toMatchObject({ at: failed.task.finishedAt, error: 'vendor answered 500 five times' });
+      }
+      expect(failed.explanation).toBeNull();
+      expect(failed.actions).toEqual({ cancel: false, changePriority: false, retry: true });
       const pending = (await http().get(`${API}/queues/default/tasks/${seeded.pendingInClaimOrder[0].id}`).set(KEY).expect(200)).body;
       expect(pending.actions).toEqual({ cancel: true, changePriority: true, retry: false });
+      expect(pending.explanation).toMatchObject({ id: seeded.pendingInClaimOrder[0].id, verdict: expect.stringMatching(/^(next|waiting|refused)$/) });
+      const { now: _now, ...explained } = await d.tasks.explain(seeded.pendingInClaimOrder[0].id);
+      expect(pending.explanation).toMatchObject(explained);
+      const delayed = (await http().get(`${API}/queues/default/tasks/${seeded.delayed.id}`).set(KEY).expect(200)).body;
+      expect(delayed.explanation).toMatchObject({ verdict: 'not-due', dueAt: seeded.delayed.runAt });
       const running = (await http().get(`${API}/queues/default/tasks/${seeded.running.id}`).set(KEY).expect(200)).body;
       expect(running.actions).toEqual({ cancel: true, changePriority: false, retry: false });
     });
@@ -151,6 +198,34 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect(running.actions.cancel).toBe(false);
     });
 
+    it('retries a failed task: it is pending again, its history keeps the failure', async () => {
+      const res = (await http().post(`${API}/queues/default/tasks/${seeded.failed.id}/retry`).set(WRITE).expect(200)).body;
+      expect(res.task).toMatchObject({ status: 'PENDING_SUBMIT', attempts: 0, error: null });
+      if (history) {
+        expect(res.timeline.entries.map((e: { to: string }) => e.to)).toEqual(['PENDING_SUBMIT', 'SUBMITTING', 'FAILED', 'PENDING_SUBMIT']);
+        expect(res.timeline.entries[2].error).toBe('vendor answered 500 five times');
+        expect(res.timeline.entries[3].label).toBe('retried from the dashboard or the API');
+      } else {
+        expect(res.timeline.source).toBe('off');
+        expect(res.timeline.entries[0]).toMatchObject({ label: 'created', to: 'PENDING_SUBMIT' });
+      }
+      expect((await d.store.get(seeded.failed.id))!.status).toBe(TaskStatus.PENDING_SUBMIT);
+    });
+
+    it('says which limits hold back the head of the queue', async () => {
+      await d.admission.pause('mailer');
+      const w = (await http().get(`${API}/queues/default/waiting`).set(KEY).expect(200)).body;
+      expect(w.sampled).toBe(9);
+      const explained = await Promise.all([...seeded.pendingInClaimOrder, seeded.delayed].map((t) => d.tasks.explain(t.id)));
+      const count = (v: string) => explained.filter((e) => e.verdict === v).length;
+      expect(w.verdicts).toEqual({ 'not-pending': 0, 'not-due': 1, refused: count('refused'), waiting: count('waiting'), next: count('next') });
+      const mailer = seeded.pendingInClaimOrder.filter((t) => t.providerKey === 'mailer').length;
+      expect(w.byLimit).toContainEqual({ limit: 'paused', key: 'mailer', tasks: mailer });
+      // vendorA's accounts are full (2 of 2 each): its pending tasks wait on their account
+      expect(w.byLimit).toContainEqual(expect.objectContaining({ limit: 'account', key: 'vendorA / acct-0', inUse: 2, max: 2 }));
+      expect(w.byLimit.reduce((n: number, r: { tasks: number }) => n + r.tasks, 0)).toBe(count('refused'));
+    });
+
     it('refuses a change without the dashboard header (a cross-site form cannot send it)', async () => {
       const res = await http().post(`${API}/queues/default/providers/vendorA/pause`).set(KEY).expect(403);
       expect(res.body.message).toBe(Messages.dashboardNeedsHeader(DASHBOARD_WRITE_HEADER));
@@ -170,14 +245,17 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       const extra = await http().post(`${API}/queues/default/tasks/${id}/priority`).set(WRITE).send({ priority: 3, tenantId: 'x' }).expect(400);
       expect(extra.body.message).toContain('Invalid field "tenantId"');
       const status = await http().get(`${API}/queues/default/tasks?status=DONE`).set(KEY).expect(400);
-      expect(status.body.message).toContain('Invalid status "DONE"');
+      expect(status.body.message).toContain('status must be one of PENDING_SUBMIT');
       await http().get(`${API}/queues/default/tasks?limit=0`).set(KEY).expect(400);
       await http().get(`${API}/queues/default/tasks?limit=201`).set(KEY).expect(400);
       await http().get(`${API}/queues/default/tasks?minPriority=1e3`).set(KEY).expect(400);
       await http().get(`${API}/queues/default/tasks?minPriority=5&maxPriority=1`).set(KEY).expect(400);
       await http().get(`${API}/queues/default/tasks?status=FAILED&status=CANCELED`).set(KEY).expect(400);
       await http().get(`${API}/queues/default/tasks?sort=priority`).set(KEY).expect(400);
-      await http().get(`${API}/queues/default/tasks?cursor=abc`).set(KEY).expect(400);
+      const cursor = await http().get(`${API}/queues/default/tasks?cursor=abc`).set(KEY).expect(400);
+      expect(cursor.body.message).toBe(Messages.badCursor());
+      await http().get(`${API}/queues/default/tasks?type=%01`).set(KEY).expect(400);
+      await http().post(`${API}/queues/default/tasks/${id}/retry`).set(WRITE).expect(409); // a pending task is not retried
       const qps = await http().patch(`${API}/queues/default/limits`).set(WRITE).send({ kind: 'provider', providerKey: 'vendorA', qps: -1 }).expect(400);
       expect(qps.body.message).toBe(Messages.invalidLimit('qps', -1, 'a number > 0 (submits per second), or null for no rate limit'));
       await http().patch(`${API}/queues/default/limits`).set(WRITE).send({ kind: 'provider', providerKey: 'vendorA', qpss: 3 }).expect(400);
@@ -266,8 +344,9 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect(overview.leaseScanCapped).toBe(true); // the page says the first 500 were counted
     });
 
-    it('pages through a thousand pending tasks, each exactly once', async () => {
+    it('pages through a thousand pending tasks in claim order, each exactly once', async () => {
       const seen = new Set<string>();
+      let prev: OrderFields | null = null;
       let cursor: string | null = null;
       let pages = 0;
       do {
@@ -278,6 +357,8 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
           .expect(200);
         for (const t of res.body.tasks) {
           expect(seen.has(t.id)).toBe(false);
+          if (prev) expect(compareOrder(prev, t)).toBeLessThan(0); // claim order across pages
+          prev = t;
           seen.add(t.id);
         }
         cursor = res.body.nextCursor;
@@ -309,6 +390,8 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       expect((await http.get(`${API}/meta`).set(KEY).expect(200)).body.readOnly).toBe(true);
       const task = (await http.get(`${API}/queues/default/tasks/${seeded.pendingInClaimOrder[0].id}`).set(KEY).expect(200)).body;
       expect(task.actions).toEqual({ cancel: false, changePriority: false, retry: false });
+      const failed = (await http.get(`${API}/queues/default/tasks/${seeded.failed.id}`).set(KEY).expect(200)).body;
+      expect(failed.actions.retry).toBe(false);
       const id = seeded.pendingInClaimOrder[0].id;
       const writes = [
         http.post(`${API}/queues/default/providers/vendorA/pause`),
@@ -316,6 +399,7 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
         http.patch(`${API}/queues/default/limits`).send({ kind: 'defaultTenant', quota: 1 }),
         http.post(`${API}/queues/default/tasks/${id}/cancel`),
         http.post(`${API}/queues/default/tasks/${id}/priority`).send({ priority: 1 }),
+        http.post(`${API}/queues/default/tasks/${seeded.failed.id}/retry`),
       ];
       for (const w of writes) {
         const res = await w.set(WRITE).expect(403);
@@ -323,6 +407,7 @@ export function dashboardApiSuite(storeName: string, newStore: () => Promise<Tas
       }
       expect((await guarded.store.get(id))!).toMatchObject({ status: 'PENDING_SUBMIT', priority: seeded.pendingInClaimOrder[0].priority });
       expect((await guarded.store.getLimits()).defaultTenantQuota).toBe(10);
+      expect((await guarded.store.get(seeded.failed.id))!.status).toBe(TaskStatus.FAILED);
       await http.get(`${API}/meta`).expect(401); // read-only does not mean open
     });
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   DEFAULT_CONCURRENCY_KEY_LIMIT,
+  KEY_SEPARATOR,
   accountKey,
   effectiveAccountLimit,
   effectiveBurst,
@@ -8,11 +9,16 @@ import {
   effectiveTenantQuota,
   type LimitsSnapshot,
 } from '../core/admission';
+import { TaskNotFoundError } from '../core/errors';
 import type { QueueStats } from '../core/task-store.port';
-import { TaskStatus, isTerminal, type Task } from '../core/task';
+import type { TaskExplanation } from '../core/explain';
+import type { TaskHistoryEntry } from '../core/history';
+import { isRetryable } from '../core/requeue';
+import { ALL_STATUSES, TaskStatus, isTerminal, type Task } from '../core/task';
+import type { TaskQuery } from '../core/task-query';
 import { BUCKET_MS, DashboardActivity, type ActivityBucket } from './activity';
 import { DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './dashboard.options';
-import { QueueSource, type DashboardQueue, type QueueCapabilities, type TaskPageQuery } from './queue-source';
+import { QueueSource, type DashboardQueue } from './queue-source';
 
 /**
  * The JSON the page reads: what the queue API returns, shaped per page (overview, limits,
@@ -29,7 +35,6 @@ const ERROR_PREVIEW = 300;
 export interface QueueOverview {
   name: string;
   now: number;
-  capabilities: QueueCapabilities;
   byStatus: QueueStats['byStatus'];
   pending: QueueStats['pending'];
   inFlight: number;
@@ -69,9 +74,28 @@ export interface TimelineEntry {
 export interface TaskDetail {
   now: number;
   task: Omit<Task, 'leaseId'>;
-  /** 'history': transitions kept by the store; 'fields': read from the task's own times. */
-  timeline: { source: 'history' | 'fields'; entries: TimelineEntry[] };
+  /**
+   * 'history': the last `historyLimit` transitions the store kept (TaskManager.history);
+   * 'off': the store keeps none (historyLimit 0, Redis's default): the times the task records.
+   */
+  timeline: { source: 'history' | 'off'; historyLimit: number; entries: TimelineEntry[] };
+  /** Why a pending task is not running (TaskManager.explain); null for any other status. */
+  explanation: (TaskExplanation & { keyLabel?: string }) | null;
   actions: { cancel: boolean; changePriority: boolean; retry: boolean };
+}
+
+/** How many pending tasks at the head of the queue the limits page explains. */
+export const WAITING_SAMPLE = 50;
+/** Explains in flight at once for the limits page (a SQL store's pool serves the workers too). */
+const EXPLAIN_PARALLEL = 4;
+
+export interface WaitingView {
+  now: number;
+  /** Due or not, the first pending tasks in claim order that were explained. */
+  sampled: number;
+  verdicts: Record<TaskExplanation['verdict'], number>;
+  /** Per limit and key: how many of the sampled tasks it holds back, busiest first. */
+  byLimit: Array<{ limit: string; key: string; tasks: number; inUse?: number; max?: number | null; nextTokenAt?: number }>;
 }
 
 @Injectable()
@@ -88,7 +112,7 @@ export class DashboardViews {
       readOnly: this.options.readOnly,
       refreshMs: this.options.refreshMs,
       statuses: Object.values(TaskStatus),
-      queues: this.source.all().map((q) => ({ name: q.name, capabilities: q.capabilities, taskTypes: q.taskTypes() })),
+      queues: this.source.all().map((q) => ({ name: q.name, taskTypes: q.taskTypes() })),
     };
   }
 
@@ -103,7 +127,6 @@ export class DashboardViews {
     return {
       name: q.name,
       now: stats.now,
-      capabilities: q.capabilities,
       byStatus: stats.byStatus,
       pending: stats.pending,
       inFlight: stats.byStatus.SUBMITTING + stats.byStatus.SUBMITTED + stats.byStatus.RUNNING,
@@ -118,25 +141,98 @@ export class DashboardViews {
     return limitsView(stats, limits, q.taskTypes().map((t) => t.providerKey));
   }
 
-  async tasks(q: DashboardQueue, query: TaskPageQuery) {
+  /**
+   * A page of tasks; a search looks in every status at once. In one status it finds at most two
+   * tasks (one by id, one by idempotency key: core/task-query.ts searchPage).
+   */
+  async tasks(q: DashboardQueue, query: TaskQuery) {
+    if (query.search !== undefined) {
+      const { cursor: _c, ...rest } = query;
+      const pages = await Promise.all(ALL_STATUSES.map((status) => q.tasks({ ...rest, status, limit: 2 })));
+      return { order: 'newest' as const, nextCursor: null, tasks: pages.flatMap((p) => p.tasks).map(summary) };
+    }
     const page = await q.tasks(query);
     return { order: page.order, nextCursor: page.nextCursor, tasks: page.tasks.map(summary) };
   }
 
   async task(q: DashboardQueue, task: Task): Promise<TaskDetail> {
     const { leaseId: _lease, ...shown } = task;
-    const now = Date.now();
+    const pending = task.status === TaskStatus.PENDING_SUBMIT;
+    const historyOn = q.historyLimit > 0;
+    const [history, explanation] = await Promise.all([historyOn ? q.history(task.id) : null, pending ? q.explain(task.id) : null]);
+    const ro = this.options.readOnly;
     return {
-      now,
+      now: explanation?.now ?? Date.now(),
       task: shown,
-      timeline: { source: 'fields', entries: timelineFromFields(task) },
+      timeline: history
+        ? { source: 'history', historyLimit: q.historyLimit, entries: history.map(historyEntry) }
+        : { source: 'off', historyLimit: 0, entries: timelineFromFields(task) },
+      explanation: explanation && (explanation.refusedBy ? { ...explanation, keyLabel: keyLabel(explanation.refusedBy.key) } : explanation),
       actions: {
-        cancel: !this.options.readOnly && !isTerminal(task.status) && !task.cancelRequested,
-        changePriority: !this.options.readOnly && task.status === TaskStatus.PENDING_SUBMIT,
-        retry: false,
+        cancel: !ro && !isTerminal(task.status) && !task.cancelRequested,
+        changePriority: !ro && pending,
+        retry: !ro && isRetryable(task.status),
       },
     };
   }
+
+  /**
+   * Which limits hold back the head of the queue: TaskManager.explain of the first WAITING_SAMPLE
+   * pending tasks in claim order, counted per limit and key (its lanes waiting on it).
+   */
+  async waiting(q: DashboardQueue): Promise<WaitingView> {
+    const head = await q.tasks({ status: TaskStatus.PENDING_SUBMIT, limit: WAITING_SAMPLE });
+    // EXPLAIN_PARALLEL at a time: the workers share the store's connections with this page
+    const explained: Array<TaskExplanation | null> = [];
+    for (let i = 0; i < head.tasks.length; i += EXPLAIN_PARALLEL) {
+      const batch = head.tasks.slice(i, i + EXPLAIN_PARALLEL);
+      explained.push(...(await Promise.all(batch.map((t) => q.explain(t.id).catch(goneIsNull))))); // null: purged meanwhile
+    }
+    const verdicts: WaitingView['verdicts'] = { 'not-pending': 0, 'not-due': 0, refused: 0, waiting: 0, next: 0 };
+    const byLimit = new Map<string, WaitingView['byLimit'][number]>();
+    let now = Date.now();
+    for (const e of explained) {
+      if (!e) continue;
+      now = e.now;
+      verdicts[e.verdict]++;
+      const r = e.refusedBy;
+      if (!r) continue;
+      const k = `${r.limit}\u0000${r.key}`;
+      const row = byLimit.get(k) ?? { limit: r.limit, key: keyLabel(r.key), tasks: 0 };
+      row.tasks++;
+      if (r.inUse !== undefined) row.inUse = r.inUse;
+      if (r.max !== undefined) row.max = r.max;
+      if (r.nextTokenAt !== undefined) row.nextTokenAt = r.nextTokenAt;
+      byLimit.set(k, row);
+    }
+    return { now, sampled: head.tasks.length, verdicts, byLimit: [...byLimit.values()].sort((a, b) => b.tasks - a.tasks) };
+  }
+}
+
+function goneIsNull(e: unknown): null {
+  if (e instanceof TaskNotFoundError) return null;
+  throw e;
+}
+
+/** An admission key as people read it: provider / account instead of the internal separator. */
+function keyLabel(key: string): string {
+  return key.split(KEY_SEPARATOR).join(' / ');
+}
+
+const TRANSITION_LABELS: Record<string, string> = {
+  'null>PENDING_SUBMIT': 'created',
+  'PENDING_SUBMIT>SUBMITTING': 'claimed by a worker',
+  'SUBMITTING>PENDING_SUBMIT': 'back in the queue (retry or lease lost)',
+  'SUBMITTING>SUBMITTED': 'accepted by the provider',
+  'SUBMITTING>RUNNING': 'accepted by the provider',
+  'SUBMITTED>RUNNING': 'running at the provider',
+  'PENDING_SUBMIT>CANCELED': 'canceled while waiting',
+  'PENDING_SUBMIT>TIMED_OUT': 'deadline passed while waiting',
+};
+
+function historyEntry(e: TaskHistoryEntry): TimelineEntry {
+  const label = TRANSITION_LABELS[`${e.from}>${e.to}`] ?? (e.to === TaskStatus.PENDING_SUBMIT && e.from && isTerminal(e.from) ? 'retried from the dashboard or the API' : '');
+  return { at: e.at, label, from: e.from, to: e.to, ...(e.error ? { error: e.error } : {}) };
 }
 
 export function summary(t: Task): TaskSummary {
@@ -145,10 +241,10 @@ export function summary(t: Task): TaskSummary {
   return rest;
 }
 
-/** Without a kept history: the times the task itself records. */
+/** History off: the times the task itself records (a retry resets attempts: it looks delayed). */
 function timelineFromFields(t: Task): TimelineEntry[] {
   const out: TimelineEntry[] = [{ at: t.createdAt, label: 'created', to: TaskStatus.PENDING_SUBMIT }];
-  if (t.runAt > t.createdAt) out.push({ at: t.runAt, label: t.attempts > 0 ? 'due again (retry)' : 'due (delayed)' });
+  if (t.runAt > t.createdAt) out.push({ at: t.runAt, label: t.attempts > 0 ? 'due again (backoff)' : 'due (delayed or retried)' });
   if (t.finishedAt !== null) out.push({ at: t.finishedAt, label: 'finished', to: t.status, error: t.error });
   else if (t.updatedAt > t.createdAt) out.push({ at: t.updatedAt, label: `last change (now ${t.status})`, to: t.status });
   return out.sort((a, b) => a.at - b.at);

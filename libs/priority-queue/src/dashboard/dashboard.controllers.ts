@@ -92,6 +92,12 @@ export class DashboardReadController {
     return this.views.task(q, task);
   }
 
+  @Get('api/queues/:queue/waiting')
+  @Header('cache-control', 'no-store')
+  waiting(@Param('queue') queue: string) {
+    return this.views.waiting(this.source.queue(queue));
+  }
+
   @Sse('api/events')
   events(@Req() req: { socket?: StreamSocket; raw?: { socket?: StreamSocket } }): Observable<MessageEvent> {
     return this.live.stream(req.socket ?? req.raw?.socket);
@@ -140,5 +146,12 @@ export class DashboardWriteController {
     const q = this.source.queue(queue);
     const priority = parsePriorityBody(body);
     return this.views.task(q, await q.changePriority(parseTaskId(id), priority));
+  }
+
+  @Post('api/queues/:queue/tasks/:id/retry')
+  @HttpCode(HttpStatus.OK)
+  async retry(@Param('queue') queue: string, @Param('id') id: string) {
+    const q = this.source.queue(queue);
+    return this.views.task(q, await q.retry(parseTaskId(id)));
   }
 }

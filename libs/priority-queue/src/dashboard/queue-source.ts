@@ -1,12 +1,15 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { LimitUpdate, LimitsSnapshot } from '../core/admission';
-import { PriorityQueueError, QueueNotFoundError, ValidationError } from '../core/errors';
+import { PriorityQueueError } from '../core/errors';
 import type { TaskEventListener } from '../core/events';
+import type { TaskExplanation } from '../core/explain';
+import type { TaskHistoryEntry } from '../core/history';
+import type { TaskQuery } from '../core/task-query';
 import type { TaskTypeRegistry } from '../core/registry';
 import { Messages } from '../core/messages';
 import type { QueueStats } from '../core/task-store.port';
-import type { Task, TaskStatus } from '../core/task';
+import { TaskStatus, type Task } from '../core/task';
 import { AdmissionGuard } from '../nest/admission-guard.service';
 import { PriorityQueueRegistry } from '../nest/priority-queue.registry';
 import { TaskManager } from '../nest/task-manager.service';
@@ -14,64 +17,42 @@ import { TaskManager } from '../nest/task-manager.service';
 /**
  * The ONE place where the dashboard meets the queue API. Everything else in the dashboard talks
  * to `DashboardQueue`, so a change of that API changes only this file: every queue of the app
- * (PriorityQueueRegistry) with its TaskManager, AdmissionGuard and task types. Still to come:
- * TaskManager.query / explain / history / retry (the tasks page lists by seq until then).
+ * (PriorityQueueRegistry) with its TaskManager (query, explain, history, retry), AdmissionGuard,
+ * task types and its store's historyLimit.
  */
-
-/** What the tasks page asks for; filters beyond status and search need TaskManager.query(). */
-export interface TaskPageQuery {
-  status: TaskStatus;
-  type?: string;
-  tenantId?: string;
-  providerKey?: string;
-  accountId?: string;
-  minPriority?: number;
-  maxPriority?: number;
-  /** A task id (or, with query(), an idempotency key). */
-  search?: string;
-  limit: number;
-  cursor?: string;
-}
 
 export interface TaskPage {
   tasks: Task[];
   nextCursor: string | null;
-  /** 'claim': pending tasks in the order the queue will claim them; 'seq': oldest first. */
-  order: 'claim' | 'seq';
-}
-
-/** Which optional parts of the queue API this version offers (the page hides the others). */
-export interface QueueCapabilities {
-  /** Filters (type, tenant, provider, account, priority range) and claim order for pending tasks. */
-  query: boolean;
-  explain: boolean;
-  history: boolean;
-  retry: boolean;
+  /** 'claim': pending tasks in the order the queue will claim them; 'newest': newest first. */
+  order: 'claim' | 'newest';
 }
 
 export interface DashboardQueue {
   readonly name: string;
-  readonly capabilities: QueueCapabilities;
+  /** Transitions its store keeps per task (the store option historyLimit); 0 = history off. */
+  readonly historyLimit: number;
   /** The task types this process knows (handlers or declared) and their default provider. */
   taskTypes(): Array<{ type: string; providerKey: string }>;
   stats(): Promise<QueueStats>;
   get(id: string): Promise<Task | null>;
   cancel(id: string): Promise<Task>;
   changePriority(id: string, priority: number): Promise<Task>;
-  tasks(query: TaskPageQuery): Promise<TaskPage>;
+  retry(id: string): Promise<Task>;
+  explain(id: string): Promise<TaskExplanation>;
+  /** [] when the store keeps no history (historyLimit 0: ask historyLimit, not the length). */
+  history(id: string): Promise<TaskHistoryEntry[]>;
+  tasks(query: TaskQuery): Promise<TaskPage>;
   getLimits(): Promise<LimitsSnapshot>;
   setLimits(update: LimitUpdate): Promise<LimitsSnapshot>;
   /** Transitions made by THIS process (the event bus is per process). */
   onEvent(listener: TaskEventListener): () => void;
 }
 
-const NO_CAPABILITIES: QueueCapabilities = { query: false, explain: false, history: false, retry: false };
-
 class RegisteredQueue implements DashboardQueue {
-  readonly capabilities = NO_CAPABILITIES;
-
   constructor(
     readonly name: string,
+    readonly historyLimit: number,
     private readonly manager: TaskManager,
     private readonly guard: AdmissionGuard,
     private readonly registry: TaskTypeRegistry,
@@ -97,21 +78,21 @@ class RegisteredQueue implements DashboardQueue {
     return this.manager.changePriority(id, priority);
   }
 
-  async tasks(q: TaskPageQuery): Promise<TaskPage> {
-    const filters = (['type', 'tenantId', 'providerKey', 'accountId', 'minPriority', 'maxPriority'] as const).filter((k) => q[k] !== undefined);
-    if (filters.length) throw new ValidationError(Messages.dashboardUnsupported(`Filtering by ${filters.join(', ')}`, 'TaskManager.query()'));
-    if (q.search !== undefined) {
-      const t = await this.manager.get(q.search);
-      return { tasks: t ? [t] : [], nextCursor: null, order: 'seq' };
-    }
-    const afterSeq = q.cursor === undefined ? undefined : Number(q.cursor);
-    if (afterSeq !== undefined && !Number.isSafeInteger(afterSeq)) {
-      throw new ValidationError(Messages.dashboardBadParam('cursor', q.cursor, 'a cursor returned by the previous page'));
-    }
-    const tasks = await this.manager.list(q.status, q.limit + 1, afterSeq);
-    const more = tasks.length > q.limit;
-    if (more) tasks.length = q.limit;
-    return { tasks, nextCursor: more ? String(tasks[tasks.length - 1].seq) : null, order: 'seq' };
+  retry(id: string): Promise<Task> {
+    return this.manager.retry(id);
+  }
+
+  explain(id: string): Promise<TaskExplanation> {
+    return this.manager.explain(id);
+  }
+
+  history(id: string): Promise<TaskHistoryEntry[]> {
+    return this.manager.history(id);
+  }
+
+  async tasks(q: TaskQuery): Promise<TaskPage> {
+    const page = await this.manager.query(q);
+    return { ...page, order: q.status === TaskStatus.PENDING_SUBMIT ? 'claim' : 'newest' };
   }
 
   getLimits(): Promise<LimitsSnapshot> {
@@ -153,7 +134,7 @@ export class QueueSource implements OnModuleInit {
     let q = this.queues.get(name);
     if (!q) {
       const handle = this.queueRegistry().handle(name); // QueueNotFoundError for an unknown name
-      q = new RegisteredQueue(name, handle.taskManager, handle.admissionGuard, handle.registry);
+      q = new RegisteredQueue(name, handle.store.historyLimit, handle.taskManager, handle.admissionGuard, handle.registry);
       this.queues.set(name, q);
     }
     return q;

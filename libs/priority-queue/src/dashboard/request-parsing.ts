@@ -1,9 +1,10 @@
 import type { LimitUpdate } from '../core/admission';
 import { ValidationError } from '../core/errors';
 import { Messages } from '../core/messages';
-import { ALL_STATUSES, TaskStatus } from '../core/task';
+import { INT32_MAX, INT32_MIN } from '../core/order-key';
+import { TaskStatus } from '../core/task';
+import type { TaskQuery } from '../core/task-query';
 import { isKey } from '../core/validation';
-import type { TaskPageQuery } from './queue-source';
 
 /**
  * Turns query strings and JSON bodies of the dashboard API into typed requests. Anything
@@ -12,8 +13,6 @@ import type { TaskPageQuery } from './queue-source';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
 
 const bad = (what: string, value: unknown, expected: string): never => {
   throw new ValidationError(Messages.dashboardBadParam(what, value, expected), [`${what}: ${expected}`]);
@@ -23,12 +22,6 @@ function single(query: Record<string, unknown>, name: string): string | undefine
   const v = query[name];
   if (v === undefined || v === '') return undefined;
   if (typeof v !== 'string') return bad(name, v, 'one value');
-  return v;
-}
-
-function keyParam(query: Record<string, unknown>, name: string): string | undefined {
-  const v = single(query, name);
-  if (v !== undefined && !isKey(v)) bad(name, v, '1 to 255 characters without control characters');
   return v;
 }
 
@@ -42,14 +35,16 @@ function intParam(query: Record<string, unknown>, name: string, min: number, max
 
 const QUERY_PARAMS = new Set(['status', 'type', 'tenantId', 'providerKey', 'accountId', 'minPriority', 'maxPriority', 'search', 'limit', 'cursor']);
 
-/** GET .../tasks?status=&type=&tenantId=&providerKey=&accountId=&minPriority=&maxPriority=&search=&limit=&cursor= */
-export function parseTaskQuery(query: Record<string, unknown>): TaskPageQuery {
+/**
+ * GET .../tasks?status=&type=&tenantId=&providerKey=&accountId=&minPriority=&maxPriority=&search=&limit=&cursor=
+ * Only the query-string form is checked here (one value each, integers); the values themselves
+ * are checked by TaskManager.query (validateTaskQuery).
+ */
+export function parseTaskQuery(query: Record<string, unknown>): TaskQuery {
   for (const k of Object.keys(query)) if (!QUERY_PARAMS.has(k)) bad('parameter', k, [...QUERY_PARAMS].join(', '));
-  const status = (single(query, 'status') ?? TaskStatus.PENDING_SUBMIT) as TaskStatus;
-  if (!ALL_STATUSES.includes(status)) bad('status', status, ALL_STATUSES.join(', '));
-  const out: TaskPageQuery = { status, limit: intParam(query, 'limit', 1, MAX_PAGE_SIZE) ?? DEFAULT_PAGE_SIZE };
-  for (const k of ['type', 'tenantId', 'providerKey', 'accountId', 'search'] as const) {
-    const v = keyParam(query, k);
+  const out: TaskQuery = { status: (single(query, 'status') ?? TaskStatus.PENDING_SUBMIT) as TaskStatus, limit: intParam(query, 'limit', 1, MAX_PAGE_SIZE) ?? DEFAULT_PAGE_SIZE };
+  for (const k of ['type', 'tenantId', 'providerKey', 'accountId', 'search', 'cursor'] as const) {
+    const v = single(query, k);
     if (v !== undefined) out[k] = v;
   }
   const min = intParam(query, 'minPriority', INT32_MIN, INT32_MAX);
@@ -57,11 +52,6 @@ export function parseTaskQuery(query: Record<string, unknown>): TaskPageQuery {
   if (min !== undefined) out.minPriority = min;
   if (max !== undefined) out.maxPriority = max;
   if (min !== undefined && max !== undefined && min > max) bad('priority range', `${min}..${max}`, 'minPriority <= maxPriority');
-  const cursor = single(query, 'cursor');
-  if (cursor !== undefined) {
-    if (cursor.length > 1024) bad('cursor', cursor.slice(0, 32) + '...', 'a cursor returned by the previous page');
-    out.cursor = cursor;
-  }
   return out;
 }
 

@@ -159,7 +159,6 @@
     }
     return base;
   }
-  const capabilities = (queue) => ((meta.queues.find((x) => x.name === queue) || {}).capabilities || {});
 
   function renderNav(route) {
     const queue = route.queue || (meta.queues[0] && meta.queues[0].name);
@@ -317,6 +316,7 @@
 
   // ---------- page: limits ----------
   const show = (v) => (v === null || v === undefined ? 'none' : String(v));
+  const LIMIT_NAMES = { paused: 'pause', rate: 'rate', account: 'account concurrency', tenant: 'tenant quota', concurrencyKey: 'concurrency key limit' };
 
   function limitsPage(route, box) {
     const queue = route.queue;
@@ -416,9 +416,32 @@
       ];
     }
 
-    const update = async () => swap(content, render(await api(`queues/${q(queue)}/limits`)));
-    return update().then(() => {
-      append(box, [h('h1', { text: `Limits and load · ${queue}` }), ro ? h('p', { class: 'muted', text: 'Read-only dashboard: limits can be seen, not changed.' }) : null, content]);
+    // which limits hold back the head of the queue: costs one explain per sampled task, so it is
+    // re-read at most every 10 s (or after an action)
+    const waitingBox = h('div');
+    let waitingAt = 0;
+    function renderWaiting(w) {
+      const rows = w.byLimit.map((r) =>
+        h('tr', null, h('td', { text: LIMIT_NAMES[r.limit] || r.limit }), h('th', { scope: 'row', text: r.key }), num(r.tasks),
+          h('td', { text: r.inUse !== undefined ? `${r.inUse} of ${show(r.max)} in use` : r.nextTokenAt !== undefined ? `next token at ${fmtTime(r.nextTokenAt)}` : '' })));
+      const v = w.verdicts;
+      return [
+        h('h2', { text: 'What holds the queue back' }),
+        h('p', { class: 'muted', text: `The first ${w.sampled} pending tasks in claim order: ${v.next + v.waiting} admissible now, ${v.refused} held by a limit, ${v['not-due']} not due yet.` }),
+        table('Limits that hold back some of them (their lanes wait on it)', ['Limit', 'Key', 'Count', 'State'], rows, 'No limit holds back the head of the queue.'),
+      ];
+    }
+    const update = async (force) => {
+      const fresh = force || Date.now() - waitingAt > 10_000;
+      const [v, w] = await Promise.all([api(`queues/${q(queue)}/limits`), fresh ? api(`queues/${q(queue)}/waiting`) : null]);
+      swap(content, render(v));
+      if (w) {
+        waitingAt = Date.now();
+        swap(waitingBox, renderWaiting(w));
+      }
+    };
+    return update(true).then(() => {
+      append(box, [h('h1', { text: `Limits and load · ${queue}` }), ro ? h('p', { class: 'muted', text: 'Read-only dashboard: limits can be seen, not changed.' }) : null, waitingBox, content]);
       return update;
     });
   }
@@ -436,7 +459,6 @@
     const queue = route.queue;
     const p = route.params;
     const status = p.get('status') || 'PENDING_SUBMIT';
-    const canQuery = !!capabilities(queue).query;
     const types = (meta.queues.find((x) => x.name === queue) || {}).taskTypes || [];
     const query = { status };
     for (const [k] of FILTERS) if (p.get(k)) query[k] = p.get(k);
@@ -444,14 +466,14 @@
     if (p.get('limit')) query.limit = p.get('limit');
     const cursor = p.get('cursor') || '';
     const filterKey = JSON.stringify(query);
-    const stack = pageStacks.get(filterKey) || [];
+    const stack = pageStacks.get(filterKey) || []; // { cursor, count } of each page before this one
     pageStacks.set(filterKey, stack);
     if (!cursor) stack.length = 0;
 
     const form = h('form', { class: 'filters', 'aria-label': 'Filter tasks' },
       h('label', null, 'Status', h('select', { name: 'status' }, meta.statuses.map((s) => h('option', { value: s, selected: s === status, text: s })))),
-      h('label', null, canQuery ? 'Id or idempotency key' : 'Task id', h('input', { name: 'search', type: 'search', value: query.search || '' })),
-      FILTERS.map(([k, label]) => h('label', null, label, h('input', { name: k, type: 'text', value: query[k] || '', disabled: !canQuery, inputmode: k.endsWith('Priority') ? 'numeric' : null, list: SUGGEST[k] ? `dl-${k}` : null }))),
+      h('label', null, 'Id or idempotency key (any status)', h('input', { name: 'search', type: 'search', value: query.search || '' })),
+      FILTERS.map(([k, label]) => h('label', null, label, h('input', { name: k, type: 'text', value: query[k] || '', inputmode: k.endsWith('Priority') ? 'numeric' : null, list: SUGGEST[k] ? `dl-${k}` : null }))),
       Object.entries(SUGGEST).map(([k, pick]) => h('datalist', { id: `dl-${k}` }, [...new Set(types.map(pick))].sort().map((v) => h('option', { value: v })))),
       h('label', null, 'Per page', h('select', { name: 'limit' }, ['25', '50', '100', '200'].map((n) => h('option', { value: n, selected: (query.limit || '50') === n, text: n })))),
       h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary', text: 'Apply' }), h('button', { type: 'button', onclick: () => (location.hash = link('tasks', queue, { status })), text: 'Clear' })));
@@ -466,30 +488,34 @@
 
     function render(page) {
       const claim = page.order === 'claim';
-      const offset = stack.length * Number(query.limit || 50);
-      const pending = status === 'PENDING_SUBMIT';
-      const terminal = ['SUCCEEDED', 'FAILED', 'CANCELED', 'TIMED_OUT', 'SUBMIT_UNKNOWN'].includes(status);
+      const offset = stack.reduce((n, p) => n + p.count, 0); // a page may stop early: count what was shown
+      const search = !!query.search; // any status: each row says its own
+      const pending = !search && status === 'PENDING_SUBMIT';
+      const terminal = !search && ['SUCCEEDED', 'FAILED', 'CANCELED', 'TIMED_OUT', 'SUBMIT_UNKNOWN'].includes(status);
       const now = Date.now();
       const head = [...(claim ? ['#'] : []), 'Task', 'Type', 'Priority', 'Provider', 'Tenant', 'Account', pending ? 'Due' : terminal ? 'Finished' : 'Last change', 'Attempts', ...(terminal ? ['Error'] : [])];
       const rows = page.tasks.map((t, i) =>
         h('tr', null,
           claim ? num(offset + i + 1) : null,
-          h('td', null, h('a', { class: 'id', href: link('task', queue, t.id), 'data-key': `task:${t.id}`, title: t.id, text: short(t.id) }), t.status !== status ? [' ', badge(t.status)] : null),
+          h('td', null, h('a', { class: 'id', href: link('task', queue, t.id), 'data-key': `task:${t.id}`, title: t.id, text: short(t.id) }), search || t.status !== status ? [' ', badge(t.status)] : null),
           h('td', { text: t.type }), num(t.priority), h('td', { text: t.providerKey }), h('td', { text: t.tenantId || '—' }), h('td', { text: t.accountId || '—' }),
           h('td', { text: pending ? (t.runAt <= now ? `due ${fmtDur(now - t.runAt)} ago` : `in ${fmtDur(t.runAt - now)}`) : fmtTime(terminal ? t.finishedAt : t.updatedAt) }),
           num(`${t.attempts} / ${t.maxAttempts}`),
           terminal ? h('td', { text: t.error || '' }) : null));
-      const caption = `${page.tasks.length} ${status} task${page.tasks.length === 1 ? '' : 's'}${claim ? ', in the order the queue will claim them' : ', oldest first'}${stack.length ? ` (page ${stack.length + 1})` : ''}`;
+      const n = page.tasks.length;
+      const caption = query.search
+        ? `${n} task${n === 1 ? '' : 's'} with id or idempotency key "${query.search}", in any status`
+        : `${n} ${status} task${n === 1 ? '' : 's'}${claim ? ', in the order the queue will claim them (limits aside)' : ', newest first'}${stack.length ? ` (page ${stack.length + 1})` : ''}`;
       const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of tasks' },
         stack.length ? h('a', { class: 'button', href: link('tasks', queue, { ...query }), text: 'First page' }) : null,
-        stack.length ? h('a', { class: 'button', href: link('tasks', queue, { ...query, cursor: stack[stack.length - 1] }), onclick: () => stack.pop(), text: 'Previous page' }) : null,
-        page.nextCursor ? h('a', { class: 'button', href: link('tasks', queue, { ...query, cursor: page.nextCursor }), 'data-key': 'next', onclick: () => stack.push(cursor), text: 'Next page' }) : null);
-      return [table(caption, head, rows, `No ${status} task${query.search ? ` matches "${query.search}"` : ''}.`), pager,
-        !claim && pending && !canQuery ? h('p', { class: 'muted', text: 'This queue version lists pending tasks oldest first, not in claim order.' }) : null];
+        stack.length ? h('a', { class: 'button', href: link('tasks', queue, { ...query, cursor: stack[stack.length - 1].cursor }), onclick: () => stack.pop(), text: 'Previous page' }) : null,
+        page.nextCursor ? h('a', { class: 'button', href: link('tasks', queue, { ...query, cursor: page.nextCursor }), 'data-key': 'next', onclick: () => stack.push({ cursor, count: page.tasks.length }), text: 'Next page' }) : null);
+      const empty = query.search ? `No task has the id or idempotency key "${query.search}".` : `No ${status} task${page.nextCursor ? ' on this page (the store ended its scan early: see the next page)' : ''}.`;
+      return [table(caption, head, rows, empty), pager];
     }
 
     swap(results, render(await load()));
-    append(box, [h('h1', { text: `Tasks · ${queue}` }), form, canQuery ? null : h('p', { class: 'muted', text: 'Filters other than status and task id need a queue version with TaskManager.query().' }), results]);
+    append(box, [h('h1', { text: `Tasks · ${queue}` }), form, results]);
     // later pages are not refreshed by themselves: their rows would move under the reader
     return async (force) => {
       if (cursor && !force) return;
@@ -501,7 +527,6 @@
   async function taskPage(route, box) {
     const queue = route.queue;
     const id = route.id;
-    const caps = capabilities(queue);
     const content = h('div');
     const actions = h('div', { class: 'actions' });
     const prio = h('input', { id: 'new-priority', type: 'text', inputmode: 'numeric', size: 12, oninput: () => (prioEdited = true) });
@@ -530,14 +555,29 @@
               field('Cancel requested', t.cancelRequested ? 'yes' : 'no'))),
           h('section', { 'aria-labelledby': 'tl-h' },
             h('h2', { id: 'tl-h', text: 'Transitions' }),
-            table(d.timeline.source === 'history' ? 'Every status change, oldest first' : 'From the times the task records (this queue version keeps no history)', ['Time', 'Status', 'Event', 'Error'], timeline, 'No transition recorded.'),
+            d.timeline.source === 'history'
+              ? table(`Every status change, oldest first (the store keeps the last ${d.timeline.historyLimit})`, ['Time', 'Status', 'Event', 'Error'], timeline, 'No transition recorded.')
+              : [h('p', { class: 'history-off', role: 'note', text: 'History off: this queue’s store keeps no transitions (store option historyLimit is 0, the default on Redis).' }),
+                table('The times the task records', ['Time', 'Status', 'Event', 'Error'], timeline, 'No time recorded.')],
             h('h2', { text: 'Attempts and errors' }),
             h('dl', { class: 'fields' }, field('Attempts', `${t.attempts} of ${t.maxAttempts}`), field('Poll errors in a row', String(t.pollErrors)), field('Last error', t.error ? h('pre', { text: t.error }) : null)),
-            d.explanation ? [h('h2', { text: 'Why is it not running?' }), h('div', { class: 'explain', role: 'note' }, h('p', { text: d.explanation.message }),
-              d.explanation.refusedBy ? h('p', { class: 'muted', text: `Limit: ${d.explanation.refusedBy.limit} ${d.explanation.refusedBy.key}${d.explanation.refusedBy.inUse !== undefined ? ` (${d.explanation.refusedBy.inUse} of ${d.explanation.refusedBy.max} in use)` : ''}` }) : null,
-              d.explanation.ahead !== undefined ? h('p', { class: 'muted', text: `${d.explanation.ahead}${d.explanation.aheadCapped ? '+' : ''} task(s) ahead of it.` }) : null)] : null)),
+            d.explanation ? explainBox(d.explanation) : null)),
         h('h2', { text: 'Payload' }), h('pre', { text: JSON.stringify(t.payload, null, 2) }),
         t.result !== null ? [h('h2', { text: 'Result' }), h('pre', { text: JSON.stringify(t.result, null, 2) })] : null,
+      ];
+    }
+
+    function explainBox(e) {
+      const r = e.refusedBy;
+      const facts = [
+        e.dueAt !== undefined ? `Due at ${fmtTime(e.dueAt)} (in ${fmtDur(e.dueAt - e.now)}).` : null,
+        r ? `Held by the ${LIMIT_NAMES[r.limit] || r.limit} of ${e.keyLabel || r.key}${r.inUse !== undefined ? `: ${r.inUse} of ${show(r.max)} in use` : ''}${r.nextTokenAt !== undefined ? `: next token at ${fmtTime(r.nextTokenAt)}` : ''}.` : null,
+        e.ahead !== undefined ? `${e.ahead}${e.aheadCapped ? '+' : ''} admissible task${e.ahead === 1 ? '' : 's'} rank before it.` : null,
+      ];
+      return [
+        h('h2', { text: e.verdict === 'next' ? 'It runs next' : 'Why is it not running?' }),
+        h('div', { class: 'explain', role: 'note' }, h('p', { text: e.message }), facts.filter(Boolean).map((f) => h('p', { class: 'muted', text: f })),
+          r ? h('p', null, h('a', { href: link('limits', queue), text: 'See limits and load' })) : null),
       ];
     }
 
@@ -547,7 +587,7 @@
       return [
         d.actions.cancel ? h('button', { type: 'button', class: 'danger', 'data-key': 'cancel', onclick: cancel, text: 'Cancel task' }) : null,
         d.actions.changePriority ? [h('label', { for: 'new-priority' }, 'New priority', prio), h('button', { type: 'button', 'data-key': 'priority', onclick: changePriority, text: 'Change priority' })] : null,
-        d.actions.retry && caps.retry ? h('button', { type: 'button', 'data-key': 'retry', onclick: retry, text: 'Retry task' }) : null,
+        d.actions.retry ? h('button', { type: 'button', 'data-key': 'retry', onclick: retry, text: 'Retry task' }) : null,
         !d.actions.cancel && !d.actions.changePriority && !d.actions.retry ? h('p', { class: 'muted', text: `No action applies to a ${t.status} task.` }) : null,
       ];
     }
