@@ -58,7 +58,7 @@
   }
   const table = (caption, head, rows, empty) =>
     rows.length
-      ? h('table', null, h('caption', { text: caption }), h('thead', null, h('tr', null, head.map((c) => h('th', { scope: 'col', class: /^(In flight|Pending|Count|Priority|Attempts|#|Leases|Limit)$/.test(c) ? 'num' : null, text: c })))), h('tbody', null, rows))
+      ? h('table', null, h('caption', { text: caption }), h('thead', null, h('tr', null, head.map((c) => h('th', { scope: 'col', class: /^(In flight|Pending|Count|Priority|Attempts|#|Leases)$/.test(c) ? 'num' : null, text: c })))), h('tbody', null, rows))
       : h('p', { class: 'muted', text: empty });
   const num = (v) => h('td', { class: 'num', text: v === null || v === undefined ? '—' : String(v) });
 
