@@ -161,3 +161,25 @@ export class ReadOnlyError extends PriorityQueueError {
     super(message);
   }
 }
+
+/**
+ * The store cannot do what was asked yet (a scheduling policy of DESIGN §7 on a store that does
+ * not implement it). Thrown by its constructor, create or setLimits; nothing was written.
+ */
+export class NotSupportedByStoreError extends ConfigurationError {
+  static override readonly code: string = 'NOT_SUPPORTED_BY_STORE';
+  constructor(
+    readonly feature: string,
+    readonly store: string,
+  ) {
+    super(Messages.notSupportedByStore(feature, store));
+  }
+}
+
+/** A fair tag would pass MAX_FAIR_TAG (core/fairness.ts); nothing was written. */
+export class FairTagOverflowError extends PriorityQueueError {
+  static override readonly code: string = 'FAIR_TAG_OVERFLOW';
+  constructor() {
+    super(Messages.fairTagOverflow());
+  }
+}

@@ -109,6 +109,19 @@ export const Messages = {
   badTablePrefix: (prefix: string) =>
     `Invalid tablePrefix "${prefix}": use 1 to 31 letters, digits or underscores, starting with a letter or underscore.`,
   badQueue: (queue: string) => `Invalid queue "${queue}": use 1 to 64 printable characters.`,
+  // scheduling policies (DESIGN §7)
+  fairnessMismatch: (queue: string, stored: string | null, wanted: string | null) =>
+    `Queue "${queue}" was created with fairness = ${stored === null ? 'off' : `'${stored}'`}, this store asks for ${wanted === null ? 'off' : `'${wanted}'`}. The order of every index depends on it: use the same value in every process, or a new queue name.`,
+  agingWithFairness: (agingIntervalMs: number) =>
+    `Invalid options: agingIntervalMs = ${agingIntervalMs} together with fairness: 'tenant'. Aging and fair share both reorder a priority level and do not combine: choose one (fair share for tenants, aging for the wait of any task) or use two queues.`,
+  weightWithoutFairness: (queue: string) =>
+    `Queue "${queue}" does not use fair share (fairness: 'tenant'), so a tenant weight would change nothing. Open the queue's store with fairness: 'tenant' (a new queue name: it is fixed for a queue's life). Limits were not changed.`,
+  boostNeedsDeadline: (type: string) =>
+    `Invalid task: a deadline boost needs a deadline, and this "${type}" task has none. Give the submit a timeoutMs (or the task type a timeoutMs option), or leave the boost out. Nothing was queued.`,
+  notSupportedByStore: (feature: string, store: string) =>
+    `${feature} is not supported by ${store} yet (it is on its way). Use the Redis store (RedisTaskStore) for it, or leave it off. Nothing was written.`,
+  fairTagOverflow: () =>
+    `The fair tags of this queue reached 2^63 - 1 (after about 9e12 tasks created at one priority level). Move the work to a new queue name; nothing was queued.`,
   agingMismatch: (queue: string, stored: number, wanted: number) =>
     `Queue "${queue}" was created with agingIntervalMs = ${stored}, this store asks for ${wanted}. The order of every index depends on it: use the same value in every process, or a new queue name.`,
   dataSourceNotInitialized: () =>

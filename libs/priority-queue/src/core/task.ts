@@ -1,3 +1,5 @@
+import type { BoostOptions } from './boost';
+
 /** Lifecycle of a task (DESIGN §1). */
 export enum TaskStatus {
   PENDING_SUBMIT = 'PENDING_SUBMIT',
@@ -66,6 +68,18 @@ export interface Task<P = unknown, R = unknown> {
   runAt: number;
   /** Overall deadline (waiting + submitting + polling); null = none. */
   deadlineAt: number | null;
+  /**
+   * Deadline boost (core/boost.ts): from this time on a claim moves the task, if still
+   * PENDING_SUBMIT, up to `boostPriority`; both null when the task has none. Fixed at create.
+   */
+  boostAt: number | null;
+  boostPriority: number | null;
+  /**
+   * Fair tag (core/fairness.ts) on a store with `fairness: 'tenant'`, else null: an unsigned
+   * integer below 2^63 as a decimal string (exact beyond 2^53). Set at create, again by a
+   * priority change to another level.
+   */
+  fairTag: string | null;
   createdAt: number;
   /** Store-wide monotonic sequence, the final tie-break. */
   seq: number;
@@ -117,6 +131,11 @@ export interface NewTask {
   delayMs: number;
   /** deadlineAt = store now + timeoutMs; null = no deadline. */
   timeoutMs: number | null;
+  /**
+   * Deadline boost (core/boost.ts), already resolved by the queue (resolveBoost): only with a
+   * timeoutMs above its beforeDeadlineMs. Absent or null = none.
+   */
+  boost?: BoostOptions | null;
   maxAttempts: number;
   idempotent: boolean;
   /**
@@ -147,6 +166,8 @@ export interface Transition {
 
 /** The task a store writes for `input` at store time `now` with sequence `seq` (DESIGN §1). */
 export function newTaskRecord<P = unknown>(input: NewTask, now: number, seq: number, payload: P = input.payload as P): Task<P> {
+  const deadlineAt = input.timeoutMs === null ? null : now + input.timeoutMs;
+  const boost = deadlineAt === null ? null : (input.boost ?? null);
   return {
     id: input.id,
     idempotencyKey: input.idempotencyKey,
@@ -158,7 +179,10 @@ export function newTaskRecord<P = unknown>(input: NewTask, now: number, seq: num
     tenantId: input.tenantId,
     concurrencyKey: input.concurrencyKey,
     runAt: now + input.delayMs,
-    deadlineAt: input.timeoutMs === null ? null : now + input.timeoutMs,
+    deadlineAt,
+    boostAt: boost === null ? null : deadlineAt! - boost.beforeDeadlineMs, // boost.ts boostAtOf
+    boostPriority: boost === null ? null : boost.priority,
+    fairTag: null,
     createdAt: now,
     seq,
     status: TaskStatus.PENDING_SUBMIT,

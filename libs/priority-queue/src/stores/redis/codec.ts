@@ -50,6 +50,11 @@ export function claimedHash(s: string, error: string | undefined, agingIntervalM
   return h;
 }
 
+/** Task.fairTag (decimal) of the 16 hex digits the scripts keep (core/order-key.ts layout). */
+export function fairTagOfHex(hex: string): string {
+  return BigInt('0x' + hex).toString();
+}
+
 const str = (v: string | undefined): string | null => (v === undefined ? null : v);
 const num = (v: string | undefined): number | null => (v === undefined ? null : Number(v));
 
@@ -90,6 +95,9 @@ export function decodeHash(h: Readonly<Record<string, string>>): Task {
     concurrencyKey: d[7],
     runAt: Number(h.runAt),
     deadlineAt: num(h.deadlineAt),
+    boostAt: num(h.boostAt),
+    boostPriority: num(h.boostPriority),
+    fairTag: h.fairTag === undefined ? null : fairTagOfHex(h.fairTag),
     createdAt: Number(h.createdAt),
     seq: Number(h.seq),
     status: h.status as TaskStatus,
