@@ -43,7 +43,7 @@ describe('Redis key space of a prefix and queue', () => {
     await a.setLimits({ kind: 'provider', providerKey: 'p', paused: true });
     await a.setLimits({ kind: 'tenant', tenantId: 't0', quota: 0 });
     await a.setLimits({ kind: 'concurrencyKey', key: 'ck', limit: 5 });
-    expect(await b.getLimits()).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {} });
+    expect(await b.getLimits()).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {}, tenantWeights: {} });
     const claimedB = (await b.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed;
     expect(claimedB.map((t) => t.id)).toEqual([inB.id]);
     expect((await a.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 1000 })).claimed).toEqual([]);

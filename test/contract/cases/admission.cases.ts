@@ -235,7 +235,7 @@ export function admissionCases(ctx: ContractContext): void {
   it('getLimits / setLimits: a field left out is unchanged, null removes, each update returns the snapshot', async () => {
     const h = await ctx.open();
     const empty = await h.store.getLimits();
-    expect(empty).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {} });
+    expect(empty).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {}, tenantWeights: {} });
     await h.store.setLimits({ kind: 'provider', providerKey: 'p', qps: 5, burst: 2, accountConcurrency: 3 });
     let snap = await h.store.setLimits({ kind: 'provider', providerKey: 'p', paused: true });
     expect(snap.providers.p).toEqual({ paused: true, qps: 5, burst: 2, accountConcurrency: 3 });
@@ -251,13 +251,14 @@ export function admissionCases(ctx: ContractContext): void {
       tenants: { t1: 2 },
       defaultTenantQuota: 7,
       concurrencyKeys: { k: 3 },
+      tenantWeights: {},
     });
     expect(await h.store.getLimits()).toEqual(snap);
     await h.store.setLimits({ kind: 'account', providerKey: 'p', accountId: 'a1', concurrency: null });
     await h.store.setLimits({ kind: 'tenant', tenantId: 't1', quota: null });
     await h.store.setLimits({ kind: 'defaultTenant', quota: null });
     snap = await h.store.setLimits({ kind: 'concurrencyKey', key: 'k', limit: null });
-    expect({ ...snap, providers: {} }).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {} });
+    expect({ ...snap, providers: {} }).toEqual({ providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {}, tenantWeights: {} });
   });
 
   it('admission checks see the whole order: sortedIds agrees with claims under mixed limits', async () => {

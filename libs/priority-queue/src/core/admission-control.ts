@@ -47,4 +47,9 @@ export class AdmissionControl {
   setConcurrencyKeyLimit(key: string, limit: number | null): Promise<LimitsSnapshot> {
     return this.apply({ kind: 'concurrencyKey', key, limit });
   }
+
+  /** Fair-share weight of a tenant (1..1000, null = back to 1); for tasks created from now on. */
+  setTenantWeight(tenantId: string, weight: number | null): Promise<LimitsSnapshot> {
+    return this.apply({ kind: 'tenantWeight', tenantId, weight });
+  }
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_TENANT_WEIGHT } from './fairness';
 import type { Task } from './task';
 
 /**
@@ -23,6 +24,11 @@ export interface LimitsSnapshot {
   defaultTenantQuota: number | null;
   /** Concurrency-key overrides; keys not listed have limit 1. */
   concurrencyKeys: Record<string, number>;
+  /**
+   * Fair-share weights (DESIGN §7, stores with fairness: 'tenant'): tenants not listed (and the
+   * tasks without a tenant) have weight 1. A weight applies to tasks created after it was set.
+   */
+  tenantWeights: Record<string, number>;
 }
 
 /**
@@ -41,7 +47,9 @@ export type LimitUpdate =
   | { kind: 'account'; providerKey: string; accountId: string; concurrency: number | null }
   | { kind: 'tenant'; tenantId: string; quota: number | null }
   | { kind: 'defaultTenant'; quota: number | null }
-  | { kind: 'concurrencyKey'; key: string; limit: number | null };
+  | { kind: 'concurrencyKey'; key: string; limit: number | null }
+  /** Fair-share weight of a tenant, 1 to 1000 (null = back to 1); stores with fairness only. */
+  | { kind: 'tenantWeight'; tenantId: string; weight: number | null };
 
 export const DEFAULT_CONCURRENCY_KEY_LIMIT = 1;
 
@@ -50,7 +58,7 @@ export function emptyProviderLimits(): ProviderLimits {
 }
 
 export function emptyLimits(): LimitsSnapshot {
-  return { providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {} };
+  return { providers: {}, accounts: {}, tenants: {}, defaultTenantQuota: null, concurrencyKeys: {}, tenantWeights: {} };
 }
 
 /** Separator that cannot appear in ids checked by validation (see validation.ts). */
@@ -76,6 +84,11 @@ export function effectiveAccountLimit(limits: LimitsSnapshot, providerKey: strin
 export function effectiveTenantQuota(limits: LimitsSnapshot, tenantId: string): number | null {
   const q = limits.tenants[tenantId];
   return q !== undefined ? q : limits.defaultTenantQuota;
+}
+
+/** The fair-share weight of a tenant (null: the tasks without a tenant, always weight 1). */
+export function effectiveTenantWeight(limits: LimitsSnapshot, tenantId: string | null): number {
+  return (tenantId === null ? undefined : limits.tenantWeights[tenantId]) ?? DEFAULT_TENANT_WEIGHT;
 }
 
 export function effectiveConcurrencyKeyLimit(limits: LimitsSnapshot, key: string): number {

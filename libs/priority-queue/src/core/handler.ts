@@ -1,3 +1,4 @@
+import type { BoostOptions } from './boost';
 import type { Task } from './task';
 
 /** Options of a task type, given to @PriorityTask or to the core registry. */
@@ -21,6 +22,12 @@ export interface TaskTypeOptions {
   pollIntervalMs?: number;
   /** Cap of the poll back-off after poll errors (default 60000). */
   maxPollIntervalMs?: number;
+  /**
+   * Deadline boost (DESIGN §7): `beforeDeadlineMs` before its deadline a task still waiting takes
+   * `priority` if its own is lower. Needs a deadline (timeoutMs here, or on each submit); a submit
+   * may give its own boost, or null for none.
+   */
+  boost?: BoostOptions;
 }
 
 export interface HandlerContext<P = unknown> {
@@ -67,6 +74,7 @@ export interface ResolvedTaskType {
   backoffMaxMs: number;
   pollIntervalMs: number;
   maxPollIntervalMs: number;
+  boost: BoostOptions | null;
 }
 
 export const TASK_TYPE_DEFAULTS = {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { TaskNotFoundError, ValidationError } from './errors';
+import { resolveBoost, type BoostOptions } from './boost';
+import { NotSupportedByStoreError, TaskNotFoundError, ValidationError } from './errors';
+import { FEATURE_BOOST } from './policies';
 import { TaskEvents } from './events';
 import { Messages } from './messages';
 import type { ResolvedTaskType } from './handler';
@@ -116,7 +118,14 @@ export class PriorityQueue {
     }
     if (!fieldsOk) throw new Error('submitMany: the batch check and the per-task check disagree'); // cannot happen
     const news = new Array<NewTask>(inputs.length);
-    for (let i = 0; i < inputs.length; i++) news[i] = this.build(inputs[i], types[i]);
+    for (let i = 0; i < inputs.length; i++) {
+      try {
+        news[i] = this.build(inputs[i], types[i]);
+      } catch (e) {
+        if (e instanceof ValidationError) e.message = `Task #${i} of submitMany: ${e.message}`;
+        throw e;
+      }
+    }
     const results = await this.store.create(news);
     if (this.events.active) for (const r of results) if (r.created) this.events.emit(r.task, null);
     const tasks = new Array<Task>(results.length);
@@ -200,21 +209,31 @@ export class PriorityQueue {
     return this.registry.resolve(input.type);
   }
 
-  /** The NewTask of a checked input. */
+  /** The NewTask of a checked input; throws when its boost cannot be kept (no deadline, or a store without boosts). */
   private build(input: SubmitInput, t: ResolvedTaskType): NewTask {
     const payload = input.payload === undefined ? null : input.payload;
+    const timeoutMs = input.timeoutMs === undefined ? t.timeoutMs : input.timeoutMs;
+    const wanted = input.boost === undefined ? t.boost : input.boost;
+    let priority = input.priority ?? t.defaultPriority;
+    let boost: BoostOptions | null = null;
+    if (wanted != null) {
+      if (timeoutMs === null) throw new ValidationError(Messages.boostNeedsDeadline(input.type), ['boost: needs timeoutMs']);
+      if (this.store.policies?.boost !== true) throw new NotSupportedByStoreError(FEATURE_BOOST, this.store.constructor?.name ?? 'this store');
+      ({ priority, boost } = resolveBoost(priority, timeoutMs, wanted));
+    }
     return {
       id: taskIds.next(),
       idempotencyKey: input.idempotencyKey ?? null,
       type: input.type,
       payload,
-      priority: input.priority ?? t.defaultPriority,
+      priority,
       providerKey: input.providerKey ?? t.providerKey,
       accountId: input.accountId ?? null,
       tenantId: input.tenantId ?? null,
       concurrencyKey: input.concurrencyKey ?? null,
       delayMs: input.delayMs ?? 0,
-      timeoutMs: input.timeoutMs === undefined ? t.timeoutMs : input.timeoutMs,
+      timeoutMs,
+      boost,
       maxAttempts: input.maxAttempts ?? t.maxAttempts,
       idempotent: t.idempotent,
       payloadFingerprint: input.idempotencyKey == null ? undefined : payloadFingerprint(payload),

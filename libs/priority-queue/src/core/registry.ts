@@ -72,5 +72,6 @@ export function resolveTaskType(type: string, options: TaskTypeOptions): Resolve
     backoffMaxMs: options.backoff?.maxMs ?? TASK_TYPE_DEFAULTS.backoffMaxMs,
     pollIntervalMs: options.pollIntervalMs ?? TASK_TYPE_DEFAULTS.pollIntervalMs,
     maxPollIntervalMs: options.maxPollIntervalMs ?? TASK_TYPE_DEFAULTS.maxPollIntervalMs,
+    boost: options.boost ? { beforeDeadlineMs: options.boost.beforeDeadlineMs, priority: options.boost.priority } : null,
   };
 }

@@ -1,3 +1,4 @@
+import type { Fairness } from './fairness';
 import type { TaskStore } from './task-store.port';
 
 /** Marks a StoreBackend (so that module options can tell it from a TaskStore or a config object). */
@@ -6,6 +7,8 @@ export const STORE_BACKEND = Symbol.for('nestjs-priority-queue:store-backend');
 export interface QueueStoreOptions {
   /** DESIGN §2 aging of this queue; fixed for the queue's life. */
   agingIntervalMs?: number;
+  /** DESIGN §7 fair share between tenants of this queue; fixed for the queue's life. */
+  fairness?: Fairness | null;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { LimitUpdate, LimitsSnapshot } from './admission';
 import type { TaskExplanation } from './explain';
 import type { TaskHistoryEntry } from './history';
 import type { TaskPage, TaskQuery } from './task-query';
+import type { Fairness } from './fairness';
 import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } from './task';
 
 /**
@@ -36,6 +37,20 @@ export interface TaskStore {
   readonly historyLimit: number;
 
   /**
+   * Fair share between tenants (DESIGN §7, core/fairness.ts), fixed for the store's life like
+   * agingIntervalMs; null or absent = off. With 'tenant' every task gets a fair tag at create and
+   * the order of claims is priority desc, fair tag asc, runAt, createdAt, seq.
+   */
+  readonly fairness?: Fairness | null;
+
+  /**
+   * The scheduling policies of DESIGN §7 this store implements; absent = none. A store without
+   * one refuses to use it with NotSupportedByStoreError (fairness: at construction; a boost: at
+   * create; a tenant weight: at setLimits), never ignores it.
+   */
+  readonly policies?: StorePolicies;
+
+  /**
    * Creates tasks in one atomic step (all or none). For an input whose idempotencyKey already
    * exists (in the store or earlier in the same batch), no task is created and the existing
    * one is returned with created = false. Results are in input order. New tasks are
@@ -68,6 +83,10 @@ export interface TaskStore {
    *
    * `nextWakeAt`: a hint of the earliest future time at which a claim could succeed without any
    * other change (next delayed runAt, next rate token of a blocked provider); null = unknown / none.
+   *
+   * Deadline boosts (core/boost.ts) fire first, in the same atomic step: every boost with
+   * boostAt <= now not fired yet, in boostAt then seq order; the tasks whose priority they raised
+   * are reported in `boosted` as the boost wrote them (before this claim took any of them).
    */
   claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim>;
 
@@ -140,7 +159,9 @@ export interface TaskStore {
 
   /**
    * PENDING_SUBMIT only (else InvalidStateError; missing -> TaskNotFoundError): sets priority
-   * atomically with every index, version + 1.
+   * atomically with every index, version + 1. With fairness, a change to another level re-tags
+   * the task as a create at that level would (core/fairness.ts). A boost of the task that is due
+   * and has not fired fires first without effect: the explicit priority wins (core/boost.ts).
    */
   changePriority(id: string, priority: number): Promise<Task>;
 
@@ -215,6 +236,20 @@ export interface SubmissionClaim {
   claimed: Task[];
   timedOut: Task[];
   nextWakeAt: number | null;
+  /** Tasks whose deadline boost raised their priority at the start of this claim (absent = none). */
+  boosted?: BoostedTask[];
+}
+
+/** A task as its deadline boost wrote it (PENDING_SUBMIT, the boost's priority) and its priority before. */
+export interface BoostedTask {
+  task: Task;
+  fromPriority: number;
+}
+
+/** Which scheduling policies of DESIGN §7 a store implements. */
+export interface StorePolicies {
+  fairness: boolean;
+  boost: boolean;
 }
 
 export interface SubmittedOutcome {
@@ -270,6 +305,8 @@ export interface QueueStats {
 export interface StoreOptions {
   /** DESIGN §2 aging; 0 or undefined = off. At most MAX_AGING_INTERVAL_MS. */
   agingIntervalMs?: number;
+  /** DESIGN §7 fair share between tenants; undefined = off. Not together with aging. */
+  fairness?: Fairness | null;
   /** Test clock: when set, the store uses it instead of its server's time. */
   clock?: Clock;
   /**

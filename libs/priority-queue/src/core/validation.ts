@@ -4,6 +4,8 @@ import { ValidationError } from './errors';
 import type { TaskTypeOptions } from './handler';
 import { Messages } from './messages';
 import { INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from './order-key';
+import type { BoostOptions } from './boost';
+import { DEFAULT_TENANT_WEIGHT, FAIRNESS_MODES, MAX_TENANT_WEIGHT, MIN_TENANT_WEIGHT, type Fairness } from './fairness';
 import { validatePayload } from './payload-validation';
 import { MAX_HISTORY_LIMIT } from './history';
 import { decodeCursor, MAX_QUERY_LIMIT, type ResolvedTaskQuery, type TaskQuery } from './task-query';
@@ -35,6 +37,11 @@ export interface SubmitInput<P = unknown> {
   concurrencyKey?: string;
   idempotencyKey?: string;
   maxAttempts?: number;
+  /**
+   * Deadline boost of this task (DESIGN §7), instead of its type's; null = none even when the type
+   * has one. Needs a deadline (timeoutMs here or on the type).
+   */
+  boost?: BoostOptions | null;
 }
 
 /**
@@ -77,6 +84,16 @@ function intIn(v: unknown, min: number, max: number): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 }
 
+const BOOST_RULE = `boost must be { beforeDeadlineMs: an integer from 1 to ${MAX_DURATION_MS}, priority: an integer from -2147483648 to 2147483647 }, or null for none`;
+
+/** A boost option: exactly { beforeDeadlineMs, priority } with valid values. */
+function boostOk(v: unknown): v is BoostOptions {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const b = v as Record<string, unknown>;
+  for (const k in b) if (k !== 'beforeDeadlineMs' && k !== 'priority') return false;
+  return intIn(b.beforeDeadlineMs, 1, MAX_DURATION_MS) && intIn(b.priority, INT32_MIN, INT32_MAX);
+}
+
 /**
  * The field rules of a submit input (the payload is checked by validatePayload): `type` required;
  * every other field optional (undefined or null); no unknown field. With `out` null it stops at
@@ -107,6 +124,9 @@ function submitFieldsOk(input: Record<string, unknown>, out: string[] | null): b
         return false;
       case 'maxAttempts':
         if (v == null || intIn(v, 1, 1000) || bad('maxAttempts must be an integer from 1 to 1000')) continue;
+        return false;
+      case 'boost':
+        if (v == null || boostOk(v) || bad(BOOST_RULE)) continue;
         return false;
       case 'providerKey':
       case 'accountId':
@@ -184,6 +204,7 @@ class TaskTypeOptionsSchema {
   @Allow() backoff?: unknown;
   @IsOptional() @IsIntIn(1, MAX_DURATION_MS) pollIntervalMs?: number;
   @IsOptional() @IsIntIn(1, MAX_DURATION_MS) maxPollIntervalMs?: number;
+  @IsOptional() @ValidateBy({ name: 'isBoost', validator: { validate: (v: unknown) => boostOk(v), defaultMessage: () => BOOST_RULE } }) boost?: BoostOptions;
 }
 
 const VALIDATE_OPTIONS = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true } as const;
@@ -270,6 +291,7 @@ const LIMIT_FIELDS: Readonly<Record<LimitUpdate['kind'], readonly string[]>> = {
   tenant: ['kind', 'tenantId', 'quota'],
   defaultTenant: ['kind', 'quota'],
   concurrencyKey: ['kind', 'key', 'limit'],
+  tenantWeight: ['kind', 'tenantId', 'weight'],
 };
 
 /** Checks one limit change; throws ValidationError (limits unchanged). Unknown fields are refused, as in submit. */
@@ -319,7 +341,28 @@ export function validateLimitUpdate(update: LimitUpdate): void {
       key('key', update.key);
       count('limit', update.limit);
       return;
+    case 'tenantWeight': {
+      key('tenantId', update.tenantId);
+      const w = update.weight;
+      if (w !== null && !intIn(w, MIN_TENANT_WEIGHT, MAX_TENANT_WEIGHT)) bad('weight', w, `an integer from ${MIN_TENANT_WEIGHT} to ${MAX_TENANT_WEIGHT}, or null for the default (${DEFAULT_TENANT_WEIGHT})`);
+      return;
+    }
   }
+}
+
+/** The fairness option of a store or queue: 'tenant', or off (undefined, null, false, 'none'). */
+export function validateFairness(v: unknown): Fairness | null {
+  if (v === undefined || v === null || v === false || v === 'none') return null;
+  if (typeof v === 'string' && (FAIRNESS_MODES as readonly string[]).includes(v)) return v as Fairness;
+  throw new ValidationError(Messages.invalidOption('fairness', JSON.stringify(v), `'tenant' (fair share between tenants) or undefined (off)`));
+}
+
+/** The order options of a store (fixed for its life): aging and fairness each valid, never both. */
+export function validateOrderOptions(options: { agingIntervalMs?: unknown; fairness?: unknown }): { agingIntervalMs: number; fairness: Fairness | null } {
+  const agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+  const fairness = validateFairness(options.fairness);
+  if (agingIntervalMs > 0 && fairness !== null) throw new ValidationError(Messages.agingWithFairness(agingIntervalMs));
+  return { agingIntervalMs, fairness };
 }
 
 export function validateAgingInterval(ms: unknown): number {

@@ -73,6 +73,7 @@ const LIMIT_FIELDS: Record<LimitUpdate['kind'], readonly string[]> = {
   tenant: ['tenantId', 'quota'],
   defaultTenant: ['quota'],
   concurrencyKey: ['key', 'limit'],
+  tenantWeight: ['tenantId', 'weight'],
 };
 
 /** PATCH .../limits: one LimitUpdate; the values themselves are checked by AdmissionGuard. */

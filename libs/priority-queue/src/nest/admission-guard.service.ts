@@ -49,4 +49,12 @@ export class AdmissionGuard {
   setConcurrencyKeyLimit(key: string, limit: number | null): Promise<LimitsSnapshot> {
     return this.control.setConcurrencyKeyLimit(key, limit);
   }
+
+  /**
+   * Fair-share weight of a tenant (queues with fairness: 'tenant'): an integer from 1 to 1000,
+   * null for the default 1. Tasks created from now on use it; getLimits() lists the weights.
+   */
+  setTenantWeight(tenantId: string, weight: number | null): Promise<LimitsSnapshot> {
+    return this.control.setTenantWeight(tenantId, weight);
+  }
 }

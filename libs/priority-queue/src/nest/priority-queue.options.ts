@@ -1,3 +1,4 @@
+import type { Fairness } from '../core/fairness';
 import type { TaskTypeOptions } from '../core/handler';
 import type { StoreBackend } from '../core/store-backend';
 import type { TaskStore } from '../core/task-store.port';
@@ -57,6 +58,11 @@ export interface QueueOptions {
   taskTypes?: Array<{ type: string } & TaskTypeOptions>;
   /** DESIGN §2 aging of this queue, fixed for its life (default: the store config's, else off). */
   agingIntervalMs?: number;
+  /**
+   * DESIGN §7 fair share between the tenants of each priority level ('tenant'), fixed for the
+   * queue's life; not together with aging. Weights: AdmissionGuard.setTenantWeight. Default off.
+   */
+  fairness?: Fairness;
   /** Inherited by named queues from forRoot unless set. */
   maxPayloadBytes?: number;
   /** Terminal tasks older than this are purged (default 7 days; 0 = keep forever). Inherited. */

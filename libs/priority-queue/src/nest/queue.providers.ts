@@ -45,7 +45,7 @@ async function createQueueHandle(
   try {
     if ('backend' in source) {
       const { backend } = source.backend;
-      store = backend.store(storeQueue, { agingIntervalMs: options.agingIntervalMs ?? source.backend.agingIntervalMs });
+      store = backend.store(storeQueue, { agingIntervalMs: options.agingIntervalMs ?? source.backend.agingIntervalMs, fairness: options.fairness });
       release = () => backend.release(store);
     } else {
       store = source.store;

@@ -36,6 +36,10 @@ export function applyLimitUpdate(limits: LimitsSnapshot, u: LimitUpdate): void {
       if (u.limit === null) delete limits.concurrencyKeys[u.key];
       else limits.concurrencyKeys[u.key] = u.limit;
       return;
+    case 'tenantWeight':
+      if (u.weight === null) delete limits.tenantWeights[u.tenantId];
+      else limits.tenantWeights[u.tenantId] = u.weight;
+      return;
   }
 }
 
@@ -50,6 +54,7 @@ export function cloneLimits(l: LimitsSnapshot): LimitsSnapshot {
     tenants: { ...l.tenants },
     defaultTenantQuota: l.defaultTenantQuota,
     concurrencyKeys: { ...l.concurrencyKeys },
+    tenantWeights: { ...l.tenantWeights },
   };
 }
 

@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
 import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
 import type { Clock, TaskStore } from '../../core/task-store.port';
-import { validateAgingInterval } from '../../core/validation';
+import { validateAgingInterval, validateFairness } from '../../core/validation';
 import { MemoryTaskStore } from './memory-task-store';
 
 export interface MemoryStoreOptions {
@@ -37,10 +37,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): StoreBackend {
       const existing = stores.get(queue);
       if (existing) {
         if (existing.store.agingIntervalMs !== aging) throw new ValidationError(Messages.agingMismatch(queue, existing.store.agingIntervalMs, aging));
+        const fairness = validateFairness(o.fairness);
+        if (existing.store.fairness !== fairness) throw new ValidationError(Messages.fairnessMismatch(queue, existing.store.fairness, fairness));
         existing.users++;
         return existing.store;
       }
-      const store = new MemoryTaskStore({ agingIntervalMs: aging, clock: options.clock });
+      const store = new MemoryTaskStore({ agingIntervalMs: aging, fairness: o.fairness, clock: options.clock });
       stores.set(queue, { store, users: 1 });
       return store;
     },

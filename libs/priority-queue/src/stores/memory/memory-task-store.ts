@@ -28,11 +28,13 @@ import {
   type QueueStats,
   type RetryOutcome,
   type StoreOptions,
+  type StorePolicies,
   type SubmissionClaim,
   type SubmittedOutcome,
   type TaskStore,
 } from '../../core/task-store.port';
-import { validateAgingInterval, validateHistoryLimit, validateLimitUpdate, validateTaskQuery } from '../../core/validation';
+import { validateHistoryLimit, validateLimitUpdate, validateOrderOptions, validateTaskQuery } from '../../core/validation';
+import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
 import { HistoryLog } from './history-log';
 import { countAhead, nextCursorOf, queryPageSlots, type ScanContext } from './task-scan';
 import { LANE_IDLE, LANE_PARKED, LANE_READY, Lane, LaneIndex, ProviderState, ReadyLanes, SlotState } from './lanes';
@@ -147,6 +149,9 @@ interface Bucket {
  */
 export class MemoryTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
+  /** DESIGN §7 policies come to this store later: asking for them is NotSupportedByStoreError. */
+  readonly fairness = null;
+  readonly policies: StorePolicies = { fairness: false, boost: false };
   private readonly clock: Clock;
   private readonly order: OrderMode;
   private closed = false;
@@ -196,7 +201,9 @@ export class MemoryTaskStore implements TaskStore {
   private readonly history_: HistoryLog | null;
 
   constructor(options: StoreOptions = {}) {
-    this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+    const order = validateOrderOptions(options);
+    refuseFairness('MemoryTaskStore', this.policies, order.fairness);
+    this.agingIntervalMs = order.agingIntervalMs;
     const historyLimit = (this.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT));
     this.clock = options.clock ?? systemClock;
     this.order = orderMode(this.agingIntervalMs);
@@ -243,6 +250,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(inputs: readonly NewTask[]): Promise<CreateResult[]> {
     this.assertOpen();
+    refuseBoosts('MemoryTaskStore', this.policies, inputs);
     checkIdempotentBatch(inputs, this.storedScope); // all or none: before anything is written
     const now = this.clock.now();
     const out = new Array<CreateResult>(inputs.length);
@@ -261,6 +269,7 @@ export class MemoryTaskStore implements TaskStore {
    */
   async createOne(input: NewTask): Promise<CreateResult> {
     this.assertOpen();
+    if (input.boost != null) refuseBoosts('MemoryTaskStore', this.policies, [input]);
     if (input.idempotencyKey !== null) checkIdempotentBatch([input], this.storedScope);
     const r = this.insert(input, this.clock.now(), undefined, 0);
     if (r.created) this.notify();
@@ -648,6 +657,7 @@ export class MemoryTaskStore implements TaskStore {
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
     this.assertOpen();
     validateLimitUpdate(update);
+    refuseWeights('MemoryTaskStore', this.policies, update);
     applyLimitUpdate(this.limits, update);
     switch (update.kind) {
       case 'provider': {

@@ -24,6 +24,7 @@ export function limitsOf(reply: [Array<string | Flat>, Flat, Flat, string | null
     tenants: {},
     defaultTenantQuota: defaultTenant === null ? null : Number(defaultTenant),
     concurrencyKeys: {},
+    tenantWeights: {},
   };
   for (let i = 0; i < providers.length; i += 2) {
     const h = hashToObject(providers[i + 1] as Flat);

@@ -132,7 +132,7 @@ export function redisBackend(
     },
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs, waitForReplicas });
+      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, waitForReplicas });
     },
     release: (store: TaskStore) => store.close(),
   };

@@ -45,7 +45,7 @@ export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend 
     open: () => count.open(),
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs });
+      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness });
     },
     release: (store: TaskStore) => store.close(),
   };

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
-import { StoreClosedError, ValidationError } from '../../core/errors';
+import { NotSupportedByStoreError, StoreClosedError, ValidationError } from '../../core/errors';
 import { checkIdempotentBatch, payloadFingerprint } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { validateAgingInterval, validateHistoryLimit, validateTaskQuery } from '../../core/validation';
+import { validateHistoryLimit, validateOrderOptions, validateTaskQuery } from '../../core/validation';
+import { FEATURE_TENANT_WEIGHT, refuseBoosts, refuseFairness } from '../../core/policies';
 import { DEFAULT_HISTORY_LIMIT, type TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
 import type { TaskPage, TaskQuery } from '../../core/task-query';
@@ -22,6 +23,7 @@ import type {
   QueueStats,
   RetryOutcome,
   StoreOptions,
+  StorePolicies,
   SubmissionClaim,
   SubmittedOutcome,
   TaskStore,
@@ -90,6 +92,9 @@ const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
  */
 export class TypeOrmTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
+  /** DESIGN §7 policies come to this store later: asking for them is NotSupportedByStoreError. */
+  readonly fairness = null;
+  readonly policies: StorePolicies = { fairness: false, boost: false };
   readonly tables: TableNames;
   readonly queue: string;
   private readonly ctx: StoreContext;
@@ -107,7 +112,9 @@ export class TypeOrmTaskStore implements TaskStore {
     if (!isValidTablePrefix(prefix)) throw new ValidationError(Messages.badTablePrefix(prefix));
     const queue = options.queue ?? DEFAULT_QUEUE;
     if (queue.length === 0 || queue.length > 64 || /[\u0000-\u001f\u007f]/.test(queue)) throw new ValidationError(Messages.badQueue(queue));
-    this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+    const order = validateOrderOptions(options);
+    refuseFairness('TypeOrmTaskStore', this.policies, order.fairness);
+    this.agingIntervalMs = order.agingIntervalMs;
     this.queue = queue;
     this.dataSource = options.dataSource;
     this.runMigrations = options.migrate ?? true;
@@ -164,6 +171,7 @@ export class TypeOrmTaskStore implements TaskStore {
   async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {
     this.open();
     if (tasks.length === 0) return [];
+    refuseBoosts('TypeOrmTaskStore', this.policies, tasks);
     const c = this.ctx;
     if (c.pg && tasks.every((t) => t.idempotencyKey === null)) {
       // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys)
@@ -327,8 +335,10 @@ export class TypeOrmTaskStore implements TaskStore {
     return this.ctx.db.tx((x) => readLimits(x, this.ctx));
   }
 
-  setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
+  async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
     this.open();
+    // no fairness on this store yet (TaskStore.policies)
+    if (update.kind === 'tenantWeight') throw new NotSupportedByStoreError(FEATURE_TENANT_WEIGHT, 'TypeOrmTaskStore');
     return setLimits(this.ctx, update);
   }
 

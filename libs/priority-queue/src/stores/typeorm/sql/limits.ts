@@ -34,7 +34,7 @@ export async function readLimits(x: Exec, c: StoreContext): Promise<LimitsSnapsh
  * on it), writes the resource row and puts every parked lane of the queue back in the ready
  * set: whatever changed, the next claim re-checks them. PostgreSQL also NOTIFYs idle workers.
  */
-export async function setLimits(c: StoreContext, u: LimitUpdate): Promise<LimitsSnapshot> {
+export async function setLimits(c: StoreContext, u: Exclude<LimitUpdate, { kind: 'tenantWeight' }>): Promise<LimitsSnapshot> {
   return c.db.tx(
     async (x) => {
       const cache = new Map<string, Resource>();
