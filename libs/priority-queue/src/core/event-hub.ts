@@ -72,7 +72,9 @@ export class QueueEventHub {
   }
 
   private add(e: TaskEvent): void {
-    this.pending.push({ taskId: e.taskId, type: e.type, from: e.from, to: e.to, at: e.at, error: e.task.error ?? null });
+    const m: TransitionMessage = { taskId: e.taskId, type: e.type, from: e.from, to: e.to, at: e.at, error: e.task.error ?? null };
+    if (e.boostedFrom !== undefined) m.boostedFrom = e.boostedFrom;
+    this.pending.push(m);
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => this.flush());

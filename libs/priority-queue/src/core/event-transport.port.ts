@@ -13,6 +13,8 @@ export interface TransitionMessage {
   at: number;
   /** The task's error after the transition, if any (a failure reason), cut to 1000 characters. */
   error?: string | null;
+  /** Set on a `boosted` event (core/events.ts): the priority before the deadline boost. */
+  boostedFrom?: number;
 }
 
 export interface TransportSubscriber {

@@ -4,12 +4,14 @@ import { ALL_STATUSES, type TaskStatus } from './task';
 /** Longest error text a message carries. */
 export const MESSAGE_ERROR_CHARS = 1000;
 
-type Tuple = [string, string, string | null, string, number, string | null];
+type Tuple = [string, string, string | null, string, number, string | null] | [string, string, string | null, string, number, string | null, number];
 
-/** One transition as a tuple: [taskId, type, from, to, at, error]. */
+/** One transition as a tuple: [taskId, type, from, to, at, error], and boostedFrom last on a `boosted` event. */
 function tuple(m: TransitionMessage): Tuple {
   const e = m.error ?? null;
-  return [m.taskId, m.type, m.from, m.to, m.at, e !== null && e.length > MESSAGE_ERROR_CHARS ? e.slice(0, MESSAGE_ERROR_CHARS) : e];
+  const t: Tuple = [m.taskId, m.type, m.from, m.to, m.at, e !== null && e.length > MESSAGE_ERROR_CHARS ? e.slice(0, MESSAGE_ERROR_CHARS) : e];
+  if (m.boostedFrom !== undefined) t.push(m.boostedFrom);
+  return t;
 }
 
 /**
@@ -56,12 +58,15 @@ export function decodeTransitions(text: string): TransitionMessage[] {
   if (!Array.isArray(raw)) return [];
   const out: TransitionMessage[] = [];
   for (const t of raw) {
-    if (!Array.isArray(t) || t.length !== 6) continue;
-    const [taskId, type, from, to, at, error] = t as unknown[];
+    if (!Array.isArray(t) || (t.length !== 6 && t.length !== 7)) continue;
+    const [taskId, type, from, to, at, error, boostedFrom] = t as unknown[];
     if (typeof taskId !== 'string' || typeof type !== 'string' || typeof to !== 'string' || !STATUSES.has(to)) continue;
     if (from !== null && (typeof from !== 'string' || !STATUSES.has(from))) continue;
     if (typeof at !== 'number' || (error !== null && typeof error !== 'string')) continue;
-    out.push({ taskId, type, from: from as TaskStatus | null, to: to as TaskStatus, at, error: error as string | null });
+    if (boostedFrom !== undefined && !Number.isInteger(boostedFrom)) continue;
+    const m: TransitionMessage = { taskId, type, from: from as TaskStatus | null, to: to as TaskStatus, at, error: error as string | null };
+    if (boostedFrom !== undefined) m.boostedFrom = boostedFrom as number;
+    out.push(m);
   }
   return out;
 }

@@ -233,6 +233,7 @@ export class Worker {
       } finally {
         this.reserved -= limit;
       }
+      for (const b of claim.boosted ?? []) this.events.emitBoost(b.task, b.fromPriority);
       for (const t of claim.timedOut) this.events.emit(t, TaskStatus.PENDING_SUBMIT);
       for (const t of claim.claimed) {
         this.events.emit(t, TaskStatus.PENDING_SUBMIT);

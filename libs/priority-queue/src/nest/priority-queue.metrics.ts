@@ -58,7 +58,7 @@ export class PriorityQueueMetrics implements OnModuleInit, OnModuleDestroy {
     });
     for (const h of this.queues.handles()) {
       const queue = h.name;
-      this.offs.push(h.events.on((e) => transitions.inc({ queue, type: e.type, from: e.from ?? 'NEW', to: e.to })));
+      this.offs.push(h.events.on((e) => e.boostedFrom === undefined && transitions.inc({ queue, type: e.type, from: e.from ?? 'NEW', to: e.to })));
     }
     const handles = () => this.queues.handles();
     // one stats() per queue per scrape, shared by the gauges

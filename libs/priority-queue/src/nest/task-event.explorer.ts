@@ -71,8 +71,9 @@ export class TaskEventExplorer implements OnModuleInit, OnApplicationShutdown {
       if (meta.scope === 'local') {
         this.offs.push(
           h.events.on((e) => {
-            if ((types && !types.has(e.type)) || !matchesEventName(meta.events, e.from, e.to)) return;
-            call({ ...e, queue, name: taskEventName(e.from, e.to) });
+            const boosted = e.boostedFrom !== undefined;
+            if ((types && !types.has(e.type)) || !matchesEventName(meta.events, e.from, e.to, boosted)) return;
+            call({ ...e, queue, name: taskEventName(e.from, e.to, boosted) });
           }),
         );
         continue;
@@ -82,8 +83,9 @@ export class TaskEventExplorer implements OnModuleInit, OnApplicationShutdown {
           .subscribe({
             onMessages: (messages) => {
               for (const m of messages) {
-                if ((types && !types.has(m.type)) || !matchesEventName(meta.events, m.from, m.to)) continue;
-                call({ ...m, queue, name: taskEventName(m.from, m.to) });
+                const boosted = m.boostedFrom !== undefined;
+                if ((types && !types.has(m.type)) || !matchesEventName(meta.events, m.from, m.to, boosted)) continue;
+                call({ ...m, queue, name: taskEventName(m.from, m.to, boosted) });
               }
             },
           })
