@@ -3,7 +3,7 @@ import { describeTaskStoreContract } from './task-store.contract';
 
 describeTaskStoreContract({
   name: 'memory',
-  async create({ clock, agingIntervalMs, historyLimit }) {
-    return new MemoryTaskStore({ clock, agingIntervalMs, historyLimit });
+  async create({ clock, agingIntervalMs, historyLimit, fairness }) {
+    return new MemoryTaskStore({ clock, agingIntervalMs, historyLimit, fairness });
   },
 });

@@ -22,10 +22,12 @@
  * Rules of the suite: all time comes from the ManualClock (never sleeps), task ids are UUIDs,
  * tasks are created in batches, nothing asserts on timing.
  */
-import { ManualClock, type TaskStore } from 'nestjs-priority-queue/core';
+import { ManualClock, type Fairness, type StorePolicies, type TaskStore } from 'nestjs-priority-queue/core';
 import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
 import { attemptsCases } from './cases/attempts.cases';
+import { boostCases } from './cases/boost.cases';
+import { fairnessCases } from './cases/fairness.cases';
 import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
 import { headOfLineCases } from './cases/head-of-line.cases';
@@ -48,8 +50,13 @@ import { Harness, T0 } from './harness';
 export interface StoreFactory {
   /** Shown in the describe title, e.g. 'memory', 'redis', 'typeorm-postgres'. */
   name: string;
+  /**
+   * The DESIGN §7 policies the store implements (it must say the same in TaskStore.policies):
+   * their cases run; for the others the suite expects NotSupportedByStoreError. Absent = none.
+   */
+  policies?: StorePolicies;
   /** A fresh, empty, isolated store using `clock` (see the header of this file). */
-  create(opts: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number }): Promise<TaskStore>;
+  create(opts: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number; fairness?: Fairness }): Promise<TaskStore>;
   /** Once after the suite. */
   teardown?(): Promise<void>;
 }
@@ -57,8 +64,10 @@ export interface StoreFactory {
 /** What each case file gets: a way to open a fresh store for the current test. */
 export interface ContractContext {
   readonly name: string;
+  /** The DESIGN §7 policies the store implements (StoreFactory.policies). */
+  readonly policies: StorePolicies;
   /** A fresh initialised store with a ManualClock at T0; closed automatically after the test. */
-  open(opts?: { agingIntervalMs?: number; historyLimit?: number }): Promise<Harness>;
+  open(opts?: { agingIntervalMs?: number; historyLimit?: number; fairness?: Fairness }): Promise<Harness>;
 }
 
 export function describeTaskStoreContract(factory: StoreFactory): void {
@@ -66,9 +75,10 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     const opened: TaskStore[] = [];
     const ctx: ContractContext = {
       name: factory.name,
+      policies: { fairness: factory.policies?.fairness === true, boost: factory.policies?.boost === true },
       async open(opts = {}) {
         const clock = new ManualClock(T0);
-        const store = await factory.create({ clock, agingIntervalMs: opts.agingIntervalMs, historyLimit: opts.historyLimit });
+        const store = await factory.create({ clock, agingIntervalMs: opts.agingIntervalMs, historyLimit: opts.historyLimit, fairness: opts.fairness });
         opened.push(store);
         await store.init();
         return new Harness(store, clock);
@@ -102,5 +112,7 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('explain', () => explainCases(ctx));
     describe('history', () => historyCases(ctx));
     describe('query', () => queryCases(ctx));
+    describe('fair share between tenants (DESIGN §7)', () => fairnessCases(ctx));
+    describe('deadline boost (DESIGN §7)', () => boostCases(ctx));
   });
 }

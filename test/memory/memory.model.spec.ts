@@ -2,8 +2,8 @@ import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { describeModelBasedTest } from '../model/model-based';
 
 const factory = {
-  async create({ clock, agingIntervalMs }: { clock: { now(): number }; agingIntervalMs?: number }) {
-    return new MemoryTaskStore({ clock, agingIntervalMs });
+  async create({ clock, agingIntervalMs, fairness }: { clock: { now(): number }; agingIntervalMs?: number; fairness?: 'tenant' }) {
+    return new MemoryTaskStore({ clock, agingIntervalMs, fairness });
   },
 };
 

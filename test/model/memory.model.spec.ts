@@ -4,8 +4,8 @@ import { describeModelBasedTest } from './model-based';
 describeModelBasedTest(
   {
     name: 'memory',
-    async create({ clock, agingIntervalMs }) {
-      return new MemoryTaskStore({ clock, agingIntervalMs });
+    async create({ clock, agingIntervalMs, fairness }) {
+      return new MemoryTaskStore({ clock, agingIntervalMs, fairness });
     },
   },
   { numRuns: 100, agingRuns: 40, wideRuns: 60 },

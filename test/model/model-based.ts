@@ -21,6 +21,12 @@
  *
  * Not modelled on purpose: deadlines (the interplay "expired submit lease AND past deadline"
  * is left open by the port; the contract suite covers deadlines), versions, nextWakeAt.
+ *
+ * DESIGN §7 on the stores whose `policies` implement it (StoreFactory.policies): deadline boosts
+ * ride in every world's task specs (the claim's `boosted` and each task's fairTag / boostAt /
+ * boostPriority are compared too), fair share runs as worlds of its own (narrow and wide, with
+ * tenant weights among the limit updates). A store without them gets one test instead that asks
+ * for them and expects NotSupportedByStoreError: nothing is skipped.
  */
 import fc from 'fast-check';
 import {
@@ -30,6 +36,7 @@ import {
   StaleLeaseError,
   IdempotencyConflictError,
   InvalidStateError,
+  NotSupportedByStoreError,
   TaskNotFoundError,
   TaskStatus,
   type Fence,
@@ -40,7 +47,7 @@ import {
 } from 'nestjs-priority-queue/core';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { T0 } from '../contract/harness';
-import { NARROW, runArb, WIDE, type Aim, type ModelWorld, type Op } from './model-world';
+import { BOOST_TIMEOUT_MS, NARROW, runArb, WIDE, type Aim, type ModelWorld, type Op, type Policies } from './model-world';
 import { ReferenceModel, referenceOrder, type FencedResult, type ModelTask } from './reference-model';
 
 /** Shrinking time after the first failure (each candidate replays a whole sequence on the store). */
@@ -73,6 +80,9 @@ function comparable(t: ModelTask | Task) {
     externalId: t.externalId,
     pollErrors: t.pollErrors,
     finishedAt: t.finishedAt,
+    fairTag: t.fairTag,
+    boostAt: t.boostAt,
+    boostPriority: t.boostPriority,
   };
 }
 
@@ -107,8 +117,9 @@ class Run {
     readonly store: TaskStore,
     readonly clock: ManualClock,
     agingIntervalMs: number,
+    fairness: boolean,
   ) {
-    this.model = new ReferenceModel(clock, agingIntervalMs);
+    this.model = new ReferenceModel(clock, agingIntervalMs, fairness);
   }
 
   private validHeld(statuses: readonly TaskStatus[]): Held[] {
@@ -173,7 +184,15 @@ class Run {
         // skewed: created with the clock set back (as by a producer whose clock is behind), each
         // delay longer by the skew, so no task is due before the clock is back
         const now = this.clock.now();
-        const news: NewTask[] = op.tasks.map((s) => ({ ...s, delayMs: s.delayMs + op.skewMs, id: nextId(), type: 'job', payload: { s: s.priority }, timeoutMs: null }));
+        const news: NewTask[] = op.tasks.map((s) => ({
+          ...s,
+          delayMs: s.delayMs + op.skewMs,
+          id: nextId(),
+          type: 'job',
+          payload: { s: s.priority },
+          timeoutMs: s.boost === null ? null : BOOST_TIMEOUT_MS,
+          boost: s.boost === null ? null : { beforeDeadlineMs: BOOST_TIMEOUT_MS - s.boost.boostInMs, priority: s.boost.priority },
+        }));
         // a reused key mostly resubmits its task (tenant, payload as held; created = false); with
         // maxAttempts 1 the input keeps its own, a conflict when they differ (nothing is created)
         const firsts = new Map<string, NewTask>();
@@ -198,6 +217,7 @@ class Run {
       case 'claim': {
         const res = await store.claimSubmissions({ owner: 'w', limit: op.limit, leaseMs: op.leaseMs });
         const want = model.claimSubmissions(op.limit, op.leaseMs, 'w');
+        expect((res.boosted ?? []).map((b) => [b.task.id, b.fromPriority, b.task.priority])).toEqual(want.boosted.map((b) => [b.id, b.fromPriority, model.get(b.id)!.priority]));
         expect(res.claimed.map((t) => t.id)).toEqual(want.claimed.map((t) => t.id));
         expect(res.timedOut.map((t) => t.id).sort()).toEqual(want.timedOut.map((t) => t.id).sort());
         this.remember(res.claimed, want.claimed);
@@ -378,6 +398,9 @@ export interface ModelBasedOptions {
   numRuns?: number;
   agingRuns?: number;
   wideRuns?: number;
+  /** Runs with fair share, narrow (default 15) and wide (default 5); stores with fairness only. */
+  fairRuns?: number;
+  wideFairRuns?: number;
   /** Pins the base seed (PQ_MODEL_SEED still wins); default: a new one every run. */
   seed?: number;
   /** Ops of a narrow run, at most. */
@@ -398,13 +421,15 @@ function baseSeed(pinned: number | undefined): number {
 export function describeModelBasedTest(factory: StoreFactory, options: ModelBasedOptions = {}): void {
   const seed = baseSeed(options.seed);
 
+  const supported: Policies = { fairness: factory.policies?.fairness === true, boost: factory.policies?.boost === true };
+
   /** Runs one op list on a fresh store and the model. */
-  async function runOps(list: Op[], world: ModelWorld, agingIntervalMs: number): Promise<void> {
+  async function runOps(list: Op[], world: ModelWorld, agingIntervalMs: number, fairness: boolean): Promise<void> {
     const clock = new ManualClock(T0);
-    const store = await factory.create({ clock, agingIntervalMs: agingIntervalMs || undefined });
+    const store = await factory.create({ clock, agingIntervalMs: agingIntervalMs || undefined, fairness: fairness ? 'tenant' : undefined });
     try {
       await store.init();
-      const run = new Run(store, clock, agingIntervalMs);
+      const run = new Run(store, clock, agingIntervalMs, fairness);
       let applied = 0;
       for (const [i, op] of list.entries()) {
         try {
@@ -423,17 +448,18 @@ export function describeModelBasedTest(factory: StoreFactory, options: ModelBase
   }
 
   /** fc.check of one test; a failure is thrown with the line that replays it first. */
-  async function check(offset: number, world: ModelWorld, agingIntervalMs: number, numRuns: number): Promise<void> {
+  async function check(offset: number, world: ModelWorld, agingIntervalMs: number, numRuns: number, fairness = false): Promise<void> {
     const testSeed = seed + offset;
     const replay = () => {
       const { testPath, currentTestName } = expect.getState();
       return `PQ_MODEL_SEED=${seed} npx jest ${testPath ?? ''} -t ${JSON.stringify(currentTestName ?? '')}`;
     };
     let firstFailureAt: number | null = null;
-    const property = fc.asyncProperty(runArb(world === NARROW && options.maxOps ? { ...world, maxOps: options.maxOps } : world), async (list) => {
+    const w = world === NARROW && options.maxOps ? { ...world, maxOps: options.maxOps } : world;
+    const property = fc.asyncProperty(runArb(w, { fairness, boost: supported.boost }), async (list) => {
       if (firstFailureAt !== null && Date.now() - firstFailureAt > SHRINK_BUDGET_MS) return; // shrink budget spent
       try {
-        await runOps(list, world, agingIntervalMs);
+        await runOps(list, world, agingIntervalMs, fairness);
       } catch (e) {
         if (firstFailureAt === null) {
           firstFailureAt = Date.now();
@@ -465,5 +491,29 @@ export function describeModelBasedTest(factory: StoreFactory, options: ModelBase
     it('random op sequences with aging (T = 1000 ms)', () => check(1, NARROW, 1000, options.agingRuns ?? 10), TIMEOUT);
 
     it('wide world: hundreds of lanes, long sequences, claims of 1 to 40', () => check(2, WIDE, 0, options.wideRuns ?? 10), TIMEOUT);
+
+    if (supported.fairness) {
+      it("random op sequences with fair share (fairness: 'tenant', tenant weights)", () => check(3, NARROW, 0, options.fairRuns ?? 15, true), TIMEOUT);
+
+      it('wide world with fair share', () => check(4, WIDE, 0, options.wideFairRuns ?? 5, true), TIMEOUT);
+    }
+
+    if (!supported.fairness || !supported.boost) {
+      it('DESIGN §7 policies this store does not implement yet are refused with NotSupportedByStoreError', async () => {
+        const clock = new ManualClock(T0);
+        if (!supported.fairness) await expect(factory.create({ clock, fairness: 'tenant' })).rejects.toBeInstanceOf(NotSupportedByStoreError);
+        if (!supported.boost) {
+          const store = await factory.create({ clock });
+          try {
+            await store.init();
+            const boosted: NewTask = { id: nextId(), idempotencyKey: null, type: 'job', payload: null, priority: 0, providerKey: 'p', accountId: null, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: 5000, boost: { beforeDeadlineMs: 1000, priority: 5 }, maxAttempts: 1, idempotent: true };
+            await expect(store.create([boosted])).rejects.toBeInstanceOf(NotSupportedByStoreError);
+            expect((await store.stats()).byStatus.PENDING_SUBMIT).toBe(0);
+          } finally {
+            await store.close();
+          }
+        }
+      });
+    }
   });
 }

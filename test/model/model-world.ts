@@ -11,6 +11,11 @@
  * Both weight cancel and changePriority high and aim half of them at the best pending tasks (the
  * heads a store keeps per lane: a stale head is what they make), and some submits run with the
  * clock set back (seq order unlike createdAt order, so the createdAt tie-break decides).
+ *
+ * DESIGN §7 (stores whose policies include them, see `Policies`): with `boost`, about a fifth of
+ * the tasks carry a deadline boost that falls due within the run (its deadline hours away, so no
+ * deadline passes: deadlines are not modelled); with `fairness`, limit updates include tenant
+ * weights (1, 2, 3, 1000, or back to the default).
  */
 import fc from 'fast-check';
 import { INT32_MAX, INT32_MIN, TaskStatus, type LimitUpdate } from 'nestjs-priority-queue/core';
@@ -25,6 +30,17 @@ export interface TaskSpec {
   idempotencyKey: string | null;
   idempotent: boolean;
   maxAttempts: number;
+  /** DESIGN §7 deadline boost: fires `boostInMs` after creation (deadline BOOST_TIMEOUT_MS away). */
+  boost: { boostInMs: number; priority: number } | null;
+}
+
+/** Deadline of a task with a boost: hours, so that no deadline passes within a run. */
+export const BOOST_TIMEOUT_MS = 10_000_000;
+
+/** Which DESIGN §7 policies a run uses (only those the store implements). */
+export interface Policies {
+  fairness: boolean;
+  boost: boolean;
 }
 
 export type PollStatus = TaskStatus.SUBMITTED | TaskStatus.RUNNING;
@@ -123,7 +139,13 @@ const aim = fc.constantFrom<Aim>('any', 'top');
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const some = <T>(xs: readonly (T | null)[]): T[] => xs.filter((x): x is T => x !== null);
 
-export function taskSpecArb(w: ModelWorld): fc.Arbitrary<TaskSpec> {
+export function taskSpecArb(w: ModelWorld, p: Policies): fc.Arbitrary<TaskSpec> {
+  const boost = p.boost
+    ? fc.oneof(
+        { weight: 4, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.record({ boostInMs: fc.constantFrom(1, 100, 400, 1000, 3000), priority: priorityArb }) },
+      )
+    : fc.constant(null);
   return fc.record({
     priority: priorityArb,
     delayMs: fc.constantFrom(0, 0, 0, 100, 1000, 5000),
@@ -134,11 +156,15 @@ export function taskSpecArb(w: ModelWorld): fc.Arbitrary<TaskSpec> {
     idempotencyKey: fc.constantFrom(null, null, null, 'i1', 'i2', 'i3'),
     idempotent: fc.constantFrom(true, true, true, false),
     maxAttempts: fc.constantFrom(1, 2, 5),
+    boost,
   });
 }
 
-export function limitArb(w: ModelWorld): fc.Arbitrary<LimitUpdate> {
+export function limitArb(w: ModelWorld, p: Policies): fc.Arbitrary<LimitUpdate> {
+  const weights = fc.record({ kind: fc.constant('tenantWeight' as const), tenantId: fc.constantFrom(...some(w.tenants)), weight: fc.constantFrom(null, 1, 2, 3, 1000) });
+  const fair: Array<fc.Arbitrary<LimitUpdate>> = p.fairness ? [weights, weights] : [];
   return fc.oneof(
+    ...fair,
     fc.record({
       kind: fc.constant('provider' as const),
       providerKey: fc.constantFrom(...w.providers),
@@ -159,9 +185,9 @@ export function limitArb(w: ModelWorld): fc.Arbitrary<LimitUpdate> {
   );
 }
 
-export function opArb(w: ModelWorld): fc.Arbitrary<Op> {
+export function opArb(w: ModelWorld, p: Policies): fc.Arbitrary<Op> {
   const pollStatus = fc.constantFrom(TaskStatus.SUBMITTED as PollStatus, TaskStatus.RUNNING as PollStatus);
-  const tasks = fc.array(taskSpecArb(w), { minLength: 1, maxLength: w.maxSubmit });
+  const tasks = fc.array(taskSpecArb(w, p), { minLength: 1, maxLength: w.maxSubmit });
   // 1..maxClaim, a third of them 1..3 (a small claim reaches a bound on lanes examined soonest)
   const claimLimit = fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 1, max: Math.min(3, w.maxClaim) }) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: w.maxClaim }) });
   return fc.oneof(
@@ -181,7 +207,7 @@ export function opArb(w: ModelWorld): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('stale' as const), pick, what: fc.constantFrom('complete' as const, 'retry' as const, 'release' as const, 'renew' as const, 'markSubmitted' as const) }) },
     { weight: w.cancelWeight, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick, aim }) },
     { weight: w.changePriorityWeight, arbitrary: fc.record({ kind: fc.constant('changePriority' as const), pick, aim, priority: priorityArb }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('setLimits' as const), update: limitArb(w) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('setLimits' as const), update: limitArb(w, p) }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(0, 1, 50, 250, 400, 1000, 3000) }) },
     { weight: 2, arbitrary: fc.constant({ kind: 'recover' as const }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('purge' as const), ageMs: fc.constantFrom(0, 1000) }) },
@@ -190,12 +216,12 @@ export function opArb(w: ModelWorld): fc.Arbitrary<Op> {
 }
 
 /** A whole run: some limits, a backlog, then random ops. */
-export function runArb(w: ModelWorld): fc.Arbitrary<Op[]> {
+export function runArb(w: ModelWorld, p: Policies): fc.Arbitrary<Op[]> {
   return fc
     .tuple(
-      fc.array(limitArb(w), { minLength: 0, maxLength: w.maxLimits, size: 'max' }),
-      fc.array(taskSpecArb(w), { minLength: w.minBacklog, maxLength: w.maxBacklog, size: 'max' }),
-      fc.array(opArb(w), { minLength: w.minOps, maxLength: w.maxOps, size: 'max' }),
+      fc.array(limitArb(w, p), { minLength: 0, maxLength: w.maxLimits, size: 'max' }),
+      fc.array(taskSpecArb(w, p), { minLength: w.minBacklog, maxLength: w.maxBacklog, size: 'max' }),
+      fc.array(opArb(w, p), { minLength: w.minOps, maxLength: w.maxOps, size: 'max' }),
     )
     .map(([limits, backlog, rest]): Op[] => [
       ...limits.map((update): Op => ({ kind: 'setLimits', update })),

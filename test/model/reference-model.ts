@@ -6,6 +6,13 @@
  *
  * Lease ids are the model's own ("m1", "m2", ...); the driver maps them to the store's.
  * Versions are not modelled (their exact bumps are not the subject here).
+ *
+ * DESIGN §7, written out again as plainly (independent of core/fairness.ts and core/boost.ts):
+ * with `fairness`, a virtual time per level and a finish tag per (tenant, level), 0 when absent,
+ * as bigints; a create tags (weight from the limits at that moment), a claim advances the level's
+ * virtual time, a priority change to another level re-tags. Deadline boosts: every claim first
+ * fires each unfired boost whose time has come, by (boostAt, seq); a pending task below the boost
+ * priority takes it (re-tagged); a changePriority at or after boostAt fires its boost unused.
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
@@ -40,6 +47,7 @@ export function referenceOrder(a: ModelTask, b: ModelTask, agingIntervalMs: numb
   const keys = (t: ModelTask): bigint[] => [
     agingIntervalMs > 0 ? BigInt(t.runAt) - BigInt(t.priority) * BigInt(agingIntervalMs) : 0n,
     -BigInt(t.priority),
+    t.fairTag === null ? 0n : BigInt(t.fairTag),
     BigInt(t.runAt),
     BigInt(t.createdAt),
     BigInt(t.seq),
@@ -55,6 +63,11 @@ export type FencedResult = { ok: true; task: ModelTask } | { ok: false; stale: t
 export class ReferenceModel {
   readonly tasks: ModelTask[] = [];
   limits: LimitsSnapshot = emptyLimits();
+  /** V[p] and F[tenant, p] of DESIGN §7 (fairness only); absent = 0. */
+  private readonly virtualTime = new Map<number, bigint>();
+  private readonly finishTag = new Map<string, bigint>();
+  /** Ids of the tasks whose boost has not fired yet. */
+  private readonly unfired = new Set<string>();
   /** GCRA theoretical arrival time per provider; kept across limit changes (like the stores). */
   private readonly tat = new Map<string, number>();
   private seq = 0;
@@ -63,7 +76,43 @@ export class ReferenceModel {
   constructor(
     private readonly clock: { now(): number },
     readonly agingIntervalMs = 0,
+    readonly fairness = false,
   ) {}
+
+  /** DESIGN §7: F[t,p] = max(F[t,p], V[p]) + floor(1e6 / w), the tag; w from the limits now. */
+  private tag(t: ModelTask): void {
+    if (!this.fairness) return;
+    const key = JSON.stringify([t.tenantId, t.priority]);
+    const w = (t.tenantId === null ? undefined : this.limits.tenantWeights[t.tenantId]) ?? 1;
+    const f = this.finishTag.get(key) ?? 0n;
+    const v = this.virtualTime.get(t.priority) ?? 0n;
+    const tag = (f > v ? f : v) + BigInt(Math.floor(1_000_000 / w));
+    this.finishTag.set(key, tag);
+    t.fairTag = tag.toString();
+  }
+
+  /** A pending task takes another priority: re-tagged at the new level when it changed. */
+  private setPriority(t: ModelTask, priority: number): void {
+    const moved = t.priority !== priority;
+    t.priority = priority;
+    if (moved) this.tag(t);
+  }
+
+  /** Fires every due boost, by (boostAt, seq); returns the tasks they raised with the priority before. */
+  private fireBoosts(): Array<{ id: string; fromPriority: number }> {
+    const now = this.now;
+    const due = this.tasks
+      .filter((t) => this.unfired.has(t.id) && t.boostAt! <= now)
+      .sort((a, b) => a.boostAt! - b.boostAt! || a.seq - b.seq);
+    const out: Array<{ id: string; fromPriority: number }> = [];
+    for (const t of due) {
+      this.unfired.delete(t.id);
+      if (t.status !== TaskStatus.PENDING_SUBMIT || t.priority >= t.boostPriority!) continue;
+      out.push({ id: t.id, fromPriority: t.priority });
+      this.setPriority(t, t.boostPriority!);
+    }
+    return out;
+  }
 
   get now(): number {
     return this.clock.now();
@@ -94,7 +143,9 @@ export class ReferenceModel {
         continue;
       }
       const now = this.now;
-      this.tasks.push({
+      const deadlineAt = n.timeoutMs === null ? null : now + n.timeoutMs;
+      const boost = deadlineAt === null ? null : (n.boost ?? null);
+      const task: ModelTask = {
         id: n.id,
         idempotencyKey: n.idempotencyKey,
         type: n.type,
@@ -105,9 +156,9 @@ export class ReferenceModel {
         tenantId: n.tenantId,
         concurrencyKey: n.concurrencyKey,
         runAt: now + n.delayMs,
-        deadlineAt: n.timeoutMs === null ? null : now + n.timeoutMs,
-        boostAt: null,
-        boostPriority: null,
+        deadlineAt,
+        boostAt: boost === null ? null : deadlineAt! - boost.beforeDeadlineMs,
+        boostPriority: boost === null ? null : boost.priority,
         fairTag: null,
         createdAt: now,
         seq: ++this.seq,
@@ -125,7 +176,10 @@ export class ReferenceModel {
         pollErrors: 0,
         cancelRequested: false,
         finishedAt: null,
-      });
+      };
+      this.tag(task);
+      if (boost !== null) this.unfired.add(task.id);
+      this.tasks.push(task);
       out.push({ id: n.id, created: true });
     }
     return out;
@@ -164,7 +218,8 @@ export class ReferenceModel {
     return true;
   }
 
-  claimSubmissions(limit: number, leaseMs: number, owner: string): { claimed: ModelTask[]; timedOut: ModelTask[] } {
+  claimSubmissions(limit: number, leaseMs: number, owner: string): { claimed: ModelTask[]; timedOut: ModelTask[]; boosted: Array<{ id: string; fromPriority: number }> } {
+    const boosted = this.fireBoosts();
     const claimed: ModelTask[] = [];
     const timedOut: ModelTask[] = [];
     const now = this.now;
@@ -188,9 +243,14 @@ export class ReferenceModel {
       if (!picked) break;
       picked.status = TaskStatus.SUBMITTING;
       this.lease(picked, owner, leaseMs);
+      if (picked.fairTag !== null) {
+        const v = this.virtualTime.get(picked.priority) ?? 0n;
+        const tag = BigInt(picked.fairTag);
+        this.virtualTime.set(picked.priority, tag > v ? tag : v);
+      }
       claimed.push(picked);
     }
-    return { claimed: claimed.map(copy), timedOut: timedOut.map(copy) };
+    return { claimed: claimed.map(copy), timedOut: timedOut.map(copy), boosted };
   }
 
   claimPolls(limit: number, leaseMs: number, owner: string): ModelTask[] {
@@ -333,7 +393,8 @@ export class ReferenceModel {
     const t = this.get(id);
     if (!t) return 'notfound';
     if (t.status !== TaskStatus.PENDING_SUBMIT) return 'invalid';
-    t.priority = priority;
+    if (this.unfired.has(id) && t.boostAt! <= this.now) this.unfired.delete(id); // fired unused: the explicit priority wins
+    this.setPriority(t, priority);
     return 'ok';
   }
 
@@ -365,6 +426,10 @@ export class ReferenceModel {
       case 'concurrencyKey':
         if (u.limit === null) delete l.concurrencyKeys[u.key];
         else l.concurrencyKeys[u.key] = u.limit;
+        return;
+      case 'tenantWeight':
+        if (u.weight === null) delete l.tenantWeights[u.tenantId];
+        else l.tenantWeights[u.tenantId] = u.weight;
         return;
     }
   }

@@ -67,10 +67,10 @@ export function typeOrmStoreFactory(name: DialectName, label = `typeorm-${name}`
   const run = `${process.pid}_${Date.now().toString(36)}`;
   return {
     name: label,
-    async create({ clock, agingIntervalMs, historyLimit }: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number }): Promise<TaskStore> {
+    async create({ clock, agingIntervalMs, historyLimit, fairness }: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number; fairness?: 'tenant' }): Promise<TaskStore> {
       db ??= openDatabase(name);
       const { dataSource } = await db;
-      return new TypeOrmTaskStore({ dataSource, tablePrefix: 'ct_', queue: `q${run}_${++n}`, clock, agingIntervalMs, historyLimit });
+      return new TypeOrmTaskStore({ dataSource, tablePrefix: 'ct_', queue: `q${run}_${++n}`, clock, agingIntervalMs, historyLimit, fairness });
     },
     async teardown() {
       if (db) await (await db).close();

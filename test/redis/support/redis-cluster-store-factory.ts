@@ -30,11 +30,12 @@ export function redisClusterStoreFactory(prefix: string): ClusterStoreFactory {
     name: 'redis-cluster',
     placements,
     cluster: () => cluster!,
-    async create({ clock, agingIntervalMs, historyLimit }) {
+    policies: { fairness: true, boost: true },
+    async create({ clock, agingIntervalMs, historyLimit, fairness }) {
       const masters = await cluster!.masters();
       const p = await placeQueue(cluster!, `${prefix}${++n}`, 'q', masters[n % masters.length]);
       placements.push(p);
-      return new RedisTaskStore({ connection: client!, prefix: p.prefix, queue: p.queue, clock, agingIntervalMs, historyLimit });
+      return new RedisTaskStore({ connection: client!, prefix: p.prefix, queue: p.queue, clock, agingIntervalMs, historyLimit, fairness });
     },
     async teardown() {
       client?.disconnect();

@@ -17,8 +17,9 @@ export function redisStoreFactory(prefix: string): StoreFactory {
   }, 120_000);
   return {
     name: 'redis',
-    async create({ clock, agingIntervalMs, historyLimit }) {
-      return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs, historyLimit });
+    policies: { fairness: true, boost: true },
+    async create({ clock, agingIntervalMs, historyLimit, fairness }) {
+      return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs, historyLimit, fairness });
     },
     async teardown() {
       connection?.disconnect();
