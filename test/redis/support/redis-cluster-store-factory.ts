@@ -30,7 +30,6 @@ export function redisClusterStoreFactory(prefix: string): ClusterStoreFactory {
     name: 'redis-cluster',
     placements,
     cluster: () => cluster!,
-    policies: { fairness: true, boost: true },
     async create({ clock, agingIntervalMs, historyLimit, fairness }) {
       const masters = await cluster!.masters();
       const p = await placeQueue(cluster!, `${prefix}${++n}`, 'q', masters[n % masters.length]);

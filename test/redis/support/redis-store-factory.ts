@@ -17,7 +17,6 @@ export function redisStoreFactory(prefix: string): StoreFactory {
   }, 120_000);
   return {
     name: 'redis',
-    policies: { fairness: true, boost: true },
     async create({ clock, agingIntervalMs, historyLimit, fairness }) {
       return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs, historyLimit, fairness });
     },

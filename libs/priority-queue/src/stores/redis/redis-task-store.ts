@@ -13,7 +13,8 @@ import {
 import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
 import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { validateAgingInterval, validateHistoryLimit } from '../../core/validation';
+import { validateHistoryLimit, validateOrderOptions } from '../../core/validation';
+import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
 import type { TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
 import type { TaskPage, TaskQuery } from '../../core/task-query';
@@ -29,6 +30,7 @@ import type {
   QueueStats,
   RetryOutcome,
   StoreOptions,
+  StorePolicies,
   SubmissionClaim,
   SubmittedOutcome,
   TaskStore,
@@ -100,6 +102,9 @@ const MAX_COMPLETE_BATCH = 500;
  */
 export class RedisTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
+  /** DESIGN §7 policies are not in the Lua scripts yet: asking for them is NotSupportedByStoreError. */
+  readonly fairness = null;
+  readonly policies: StorePolicies = { fairness: false, boost: false };
   readonly keys: QueueKeys;
   private readonly connection: RedisConnection;
   private readonly clock: Clock | null;
@@ -123,7 +128,9 @@ export class RedisTaskStore implements TaskStore {
   private readonly mode: string;
 
   constructor(options: RedisTaskStoreOptions) {
-    this.agingIntervalMs = validateAgingInterval(options.agingIntervalMs);
+    const order = validateOrderOptions(options);
+    refuseFairness('RedisTaskStore', this.policies, order.fairness);
+    this.agingIntervalMs = order.agingIntervalMs;
     assertRedisConnection(options.connection, 'RedisTaskStore({ connection })');
     this.historyLimit = validateHistoryLimit(options.historyLimit, REDIS_DEFAULT_HISTORY_LIMIT);
     this.mode = `${this.agingIntervalMs}:${this.historyLimit}`;
@@ -177,6 +184,7 @@ export class RedisTaskStore implements TaskStore {
 
   async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {
     if (tasks.length === 0) return [];
+    refuseBoosts('RedisTaskStore', this.policies, tasks);
     const payloads = tasks.map((t) => serializePayload(t.payload));
     const args: string[] = [String(tasks.length)];
     tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
@@ -440,6 +448,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
+    refuseWeights('RedisTaskStore', this.policies, update);
     let args: string[];
     switch (update.kind) {
       case 'provider':
