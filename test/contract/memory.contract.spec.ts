@@ -3,6 +3,7 @@ import { describeTaskStoreContract } from './task-store.contract';
 
 describeTaskStoreContract({
   name: 'memory',
+  policies: { fairness: true, boost: true },
   async create({ clock, agingIntervalMs, historyLimit, fairness }) {
     return new MemoryTaskStore({ clock, agingIntervalMs, historyLimit, fairness });
   },

@@ -143,7 +143,8 @@ describe('options of DESIGN §7', () => {
     const registry = new TaskTypeRegistry();
     registry.register('t', {});
     registry.register('timed', { timeoutMs: 60_000, boost: { beforeDeadlineMs: 10_000, priority: 5 } });
-    const store = new MemoryTaskStore();
+    // a store without boosts: the memory store saying it has none (the queue reads TaskStore.policies)
+    const store: MemoryTaskStore = Object.assign(Object.create(new MemoryTaskStore()) as MemoryTaskStore, { policies: { fairness: false, boost: false } });
     const queue = new PriorityQueue({ store, registry });
     await expect(queue.submit({ type: 't', boost: { beforeDeadlineMs: 10, priority: 5 } })).rejects.toThrow(/a deadline boost needs a deadline.*timeoutMs/);
     await expect(queue.submitMany([{ type: 't' }, { type: 't', boost: { beforeDeadlineMs: 10, priority: 5 } }])).rejects.toThrow(/^Task #1 of submitMany: .*needs a deadline/);

@@ -2,6 +2,7 @@ import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { describeModelBasedTest } from '../model/model-based';
 
 const factory = {
+  policies: { fairness: true, boost: true },
   async create({ clock, agingIntervalMs, fairness }: { clock: { now(): number }; agingIntervalMs?: number; fairness?: 'tenant' }) {
     return new MemoryTaskStore({ clock, agingIntervalMs, fairness });
   },

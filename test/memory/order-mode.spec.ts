@@ -1,5 +1,5 @@
 import { compareOrder, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from 'nestjs-priority-queue';
-import { orderMode } from '../../libs/priority-queue/src/stores/memory/order-mode';
+import { MAX_MEMORY_FAIR_TAG, orderMode } from '../../libs/priority-queue/src/stores/memory/order-mode';
 import { rng } from '../contract/harness';
 
 interface Keys {
@@ -8,14 +8,16 @@ interface Keys {
   createdAt: number;
   seq: number;
   rank: number;
+  fairTag?: string;
 }
 
 /** The order of the lane heaps (lazy-heap.ts): k1, k2, k3 ascending, then non-zero ranks, then tie. */
-function modeCompare(T: number, a: Keys, b: Keys): number {
-  const m = orderMode(T);
+function modeCompare(T: number, a: Keys, b: Keys, fair = false): number {
+  const m = orderMode(T, fair);
+  const tag = (x: Keys) => (x.fairTag === undefined ? 0 : Number(x.fairTag));
   for (const k of [m.k1, m.k2, m.k3]) {
-    const ka = k(a.priority, a.runAt);
-    const kb = k(b.priority, b.runAt);
+    const ka = k(a.priority, a.runAt, tag(a));
+    const kb = k(b.priority, b.runAt, tag(b));
     if (ka !== kb) return ka < kb ? -1 : 1;
   }
   const [ra, rb] = m.usesRank ? [a.rank, b.rank] : [0, 0];
@@ -56,4 +58,27 @@ describe('order modes of the memory store agree with compareOrder exactly', () =
       expect(wrong.slice(0, 5)).toEqual([]);
     });
   }
+
+  it('fair share (DESIGN §7): priority, fair tag, runAt, createdAt, seq; tags exact up to MAX_MEMORY_FAIR_TAG', () => {
+    const r = rng(77);
+    const T0 = 1_700_000_000_000;
+    const top = Number(MAX_MEMORY_FAIR_TAG);
+    const tags = [0, 1, 333_333, 1_000_000, 2_000_000, top - 1, top];
+    const tasks: Keys[] = [];
+    let seq = 0;
+    let maxCreated = -Infinity;
+    const rankOf = (createdAt: number, s: number) => (createdAt >= maxCreated ? ((maxCreated = createdAt), s) : 0);
+    for (let i = 0; i < 500; i++) {
+      const createdAt = T0 + r(3) + Math.floor(i / 50) - (r(20) === 0 ? 5 : 0);
+      const fairTag = String(r(3) === 0 ? tags[r(tags.length)] : (1 + r(4)) * 1_000_000);
+      tasks.push({ priority: r(3) - 1, runAt: T0 + r(4), createdAt, seq: ++seq, rank: rankOf(createdAt, seq), fairTag });
+    }
+    const wrong: string[] = [];
+    for (const a of tasks) {
+      for (const b of tasks) {
+        if (modeCompare(0, a, b, true) !== Math.sign(compareOrder(a, b))) wrong.push(`${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      }
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+  });
 });

@@ -4,6 +4,7 @@ import { describeModelBasedTest } from './model-based';
 describeModelBasedTest(
   {
     name: 'memory',
+    policies: { fairness: true, boost: true },
     async create({ clock, agingIntervalMs, fairness }) {
       return new MemoryTaskStore({ clock, agingIntervalMs, fairness });
     },

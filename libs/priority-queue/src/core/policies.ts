@@ -1,5 +1,6 @@
 import type { LimitUpdate } from './admission';
-import { NotSupportedByStoreError } from './errors';
+import { NotSupportedByStoreError, ValidationError } from './errors';
+import { Messages } from './messages';
 import type { Fairness } from './fairness';
 import type { NewTask } from './task';
 import type { StorePolicies } from './task-store.port';
@@ -23,7 +24,12 @@ export function refuseBoosts(store: string, policies: StorePolicies, tasks: read
   for (const t of tasks) if (t.boost != null) throw new NotSupportedByStoreError(FEATURE_BOOST, store);
 }
 
-/** At setLimits: a tenant weight. */
-export function refuseWeights(store: string, policies: StorePolicies, update: LimitUpdate): void {
-  if (update.kind === 'tenantWeight' && !policies.fairness) throw new NotSupportedByStoreError(FEATURE_TENANT_WEIGHT, store);
+/**
+ * At setLimits: a tenant weight, on a store without fair share (NotSupportedByStoreError) or on a
+ * queue of a store with it that was opened without it (ValidationError: the weight would do nothing).
+ */
+export function refuseWeights(store: string, policies: StorePolicies, update: LimitUpdate, fairness: Fairness | null = null, queue = 'default'): void {
+  if (update.kind !== 'tenantWeight') return;
+  if (!policies.fairness) throw new NotSupportedByStoreError(FEATURE_TENANT_WEIGHT, store);
+  if (fairness === null) throw new ValidationError(Messages.weightWithoutFairness(queue), ['kind: tenantWeight']);
 }

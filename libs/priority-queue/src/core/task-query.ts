@@ -59,7 +59,7 @@ export interface ResolvedTaskQuery extends Omit<TaskQuery, 'cursor' | 'status'> 
 export function encodeCursor(status: TaskStatus, p: QueryPosition): string {
   const body =
     p.phase === 'due'
-      ? ['d', p.after.priority, p.after.runAt, p.after.createdAt, p.after.seq]
+      ? ['d', p.after.priority, p.after.runAt, p.after.createdAt, p.after.seq, ...(p.after.fairTag == null ? [] : [p.after.fairTag])]
       : p.phase === 'later'
         ? ['l', p.runAt, p.seq]
         : ['s', p.before];
@@ -78,6 +78,10 @@ export function decodeCursor(status: TaskStatus, cursor: string): QueryPosition 
   if (Array.isArray(v) && v[0] === status) {
     if (v[1] === 'd' && v.length === 6 && ok(v.slice(2))) {
       return { phase: 'due', after: { priority: v[2], runAt: v[3], createdAt: v[4], seq: v[5] } };
+    }
+    // with fair share (DESIGN §7) the task's fair tag too, a decimal string
+    if (v[1] === 'd' && v.length === 7 && ok(v.slice(2, 6)) && typeof v[6] === 'string' && /^(0|[1-9][0-9]{0,18})$/.test(v[6])) {
+      return { phase: 'due', after: { priority: v[2], runAt: v[3], createdAt: v[4], seq: v[5], fairTag: v[6] } };
     }
     if (v[1] === 'l' && v.length === 4 && ok(v.slice(2))) return { phase: 'later', runAt: v[2], seq: v[3] };
     if (v[1] === 's' && v.length === 3 && ok(v.slice(2)) && status !== TaskStatus.PENDING_SUBMIT) return { phase: 'seq', before: v[2] };

@@ -42,7 +42,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): StoreBackend {
         existing.users++;
         return existing.store;
       }
-      const store = new MemoryTaskStore({ agingIntervalMs: aging, fairness: o.fairness, clock: options.clock });
+      const store = new MemoryTaskStore({ agingIntervalMs: aging, fairness: o.fairness, clock: options.clock, queue });
       stores.set(queue, { store, users: 1 });
       return store;
     },

@@ -28,13 +28,16 @@ import {
   type QueueStats,
   type RetryOutcome,
   type StoreOptions,
+  type BoostedTask,
   type StorePolicies,
   type SubmissionClaim,
   type SubmittedOutcome,
   type TaskStore,
 } from '../../core/task-store.port';
 import { validateHistoryLimit, validateLimitUpdate, validateOrderOptions, validateTaskQuery } from '../../core/validation';
-import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
+import { refuseWeights } from '../../core/policies';
+import type { Fairness } from '../../core/fairness';
+import { PolicyState } from './policy-state';
 import { HistoryLog } from './history-log';
 import { countAhead, nextCursorOf, queryPageSlots, type ScanContext } from './task-scan';
 import { LANE_IDLE, LANE_PARKED, LANE_READY, Lane, LaneIndex, ProviderState, ReadyLanes, SlotState } from './lanes';
@@ -83,6 +86,7 @@ import {
   NEXT_POLL_AT,
   P_TOK,
   PAYLOAD,
+  POLICY,
   POLL,
   POLL_CANCEL,
   POLL_DUE,
@@ -106,6 +110,11 @@ import {
   VERSION,
   type LaneKeys,
 } from './task-table';
+
+/** MemoryTaskStore options: the port's, and the queue's name for messages. */
+export interface MemoryTaskStoreOptions extends StoreOptions {
+  queue?: string;
+}
 
 const SC_PENDING = STATUS_CODE[TaskStatus.PENDING_SUBMIT];
 const SC_SUBMITTING = STATUS_CODE[TaskStatus.SUBMITTING];
@@ -149,9 +158,12 @@ interface Bucket {
  */
 export class MemoryTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
-  /** DESIGN §7 policies come to this store later: asking for them is NotSupportedByStoreError. */
-  readonly fairness = null;
-  readonly policies: StorePolicies = { fairness: false, boost: false };
+  /** DESIGN §7 fair share (fixed for the store's life) and deadline boosts: policy-state.ts. */
+  readonly fairness: Fairness | null;
+  readonly policies: StorePolicies = { fairness: true, boost: true };
+  /** Queue name in messages (memoryStore() gives it). */
+  private readonly queue: string;
+  private readonly policy: PolicyState;
   private readonly clock: Clock;
   private readonly order: OrderMode;
   private closed = false;
@@ -200,14 +212,16 @@ export class MemoryTaskStore implements TaskStore {
   /** Per-task history (history-log.ts); null when historyLimit is 0. */
   private readonly history_: HistoryLog | null;
 
-  constructor(options: StoreOptions = {}) {
+  constructor(options: MemoryTaskStoreOptions = {}) {
     const order = validateOrderOptions(options);
-    refuseFairness('MemoryTaskStore', this.policies, order.fairness);
     this.agingIntervalMs = order.agingIntervalMs;
+    this.fairness = order.fairness;
+    this.queue = options.queue ?? 'default';
     const historyLimit = (this.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT));
     this.clock = options.clock ?? systemClock;
-    this.order = orderMode(this.agingIntervalMs);
+    this.order = orderMode(this.agingIntervalMs, this.fairness !== null);
     const t = this.t;
+    this.policy = new PolicyState(t, this.fairness !== null);
     const orderTie = this.order.tie;
     this.tie = (a, b) => orderTie(t.orderFields(a), t.orderFields(b));
     this.ready = new ReadyLanes(this.tie);
@@ -250,7 +264,6 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(inputs: readonly NewTask[]): Promise<CreateResult[]> {
     this.assertOpen();
-    refuseBoosts('MemoryTaskStore', this.policies, inputs);
     checkIdempotentBatch(inputs, this.storedScope); // all or none: before anything is written
     const now = this.clock.now();
     const out = new Array<CreateResult>(inputs.length);
@@ -269,7 +282,6 @@ export class MemoryTaskStore implements TaskStore {
    */
   async createOne(input: NewTask): Promise<CreateResult> {
     this.assertOpen();
-    if (input.boost != null) refuseBoosts('MemoryTaskStore', this.policies, [input]);
     if (input.idempotencyKey !== null) checkIdempotentBatch([input], this.storedScope);
     const r = this.insert(input, this.clock.now(), undefined, 0);
     if (r.created) this.notify();
@@ -299,9 +311,18 @@ export class MemoryTaskStore implements TaskStore {
     t.setRef(s, KEYS, lane.keys);
     t.setRef(s, PAYLOAD, stored.value);
     t.setRef(s, LANE, lane);
+    const deadlineAt = input.timeoutMs === null ? null : now + input.timeoutMs;
+    try {
+      t.setRef(s, POLICY, this.policy.forNew(s, seq, input.tenantId, input.priority, deadlineAt, input.boost, this.limits));
+    } catch (e) {
+      // FairTagOverflowError (policy-state.ts): nothing of this task stays
+      t.release(s);
+      if (lane.refs === 0) this.releaseLane((lane.refs++, lane));
+      throw e;
+    }
     // RESULT, ERROR, EXTERNAL_ID, LEASE_OWNER, LEASE_ID: null in a fresh or released slot
     t.setNum(s, RUN_AT, now + input.delayMs);
-    t.setOpt(s, DEADLINE_AT, input.timeoutMs === null ? null : now + input.timeoutMs);
+    t.setOpt(s, DEADLINE_AT, deadlineAt);
     t.setNum(s, CREATED_AT, now);
     t.setNum(s, UPDATED_AT, now);
     t.setNum(s, LEASE_UNTIL, NaN);
@@ -359,6 +380,14 @@ export class MemoryTaskStore implements TaskStore {
   async claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
     this.assertOpen();
     const now = this.clock.now();
+    const t = this.t;
+    // DESIGN §7: every due boost applies before this claim looks at the order
+    const boosted: BoostedTask[] = [];
+    this.policy.fireDue(now, (s, priority) => {
+      const fromPriority = t.int(s, PRIORITY);
+      this.reprioritize(s, priority, now);
+      boosted.push({ task: t.toTask(s), fromPriority });
+    });
     this.promote(now);
     const timedOut = this.timeOutDue(now);
     const slots: number[] = [];
@@ -408,11 +437,14 @@ export class MemoryTaskStore implements TaskStore {
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i];
       this.leaveBucket(s, tokens[i]);
+      this.policy.claimed(s);
       this.setStatus(s, SC_SUBMITTING, now);
       this.setLease(s, request.owner, request.leaseMs, now, LEASE_SUBMIT);
       claimed[i] = this.t.toTask(s);
     }
-    return { claimed, timedOut, nextWakeAt: this.nextWakeAt() };
+    const out: SubmissionClaim = { claimed, timedOut, nextWakeAt: this.nextWakeAt() };
+    if (boosted.length > 0) out.boosted = boosted;
+    return out;
   }
 
   async claimPolls(request: ClaimRequest): Promise<Task[]> {
@@ -576,6 +608,7 @@ export class MemoryTaskStore implements TaskStore {
       if (key !== null && this.byIdempotencyKey.get(key)?.slot === s) this.byIdempotencyKey.delete(key);
       const sc = t.byte(s, SC);
       this.history_?.drop(t.seq(s));
+      this.policy.drop(s);
       this.statusIndex.remove(t.seq(s), sc);
       this.statusCounts[sc]--;
       t.release(s);
@@ -611,13 +644,19 @@ export class MemoryTaskStore implements TaskStore {
     if (s === undefined) throw new TaskNotFoundError(id);
     if (t.byte(s, SC) !== SC_PENDING) throw new InvalidStateError(Messages.notPending(id, t.status(s)));
     const now = this.clock.now();
-    if (t.int(s, PRIORITY) !== priority) {
-      this.leavePending(s);
-      t.setInt(s, PRIORITY, priority);
-      this.enterPending(s, now);
-    }
-    this.touch(s, now);
+    this.policy.fireUnused(s, now); // a due boost not fired yet: the explicit priority wins
+    if (t.int(s, PRIORITY) !== priority) this.reprioritize(s, priority, now);
+    else this.touch(s, now);
     return t.toTask(s);
+  }
+
+  /** A PENDING_SUBMIT task takes another priority (changePriority, a boost): every index, re-tagged there, version + 1. */
+  private reprioritize(s: number, priority: number, now: number): void {
+    this.leavePending(s);
+    this.t.setInt(s, PRIORITY, priority);
+    this.policy.retag(s, priority, this.limits);
+    this.enterPending(s, now);
+    this.touch(s, now);
   }
 
   async stats(): Promise<QueueStats> {
@@ -657,7 +696,7 @@ export class MemoryTaskStore implements TaskStore {
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
     this.assertOpen();
     validateLimitUpdate(update);
-    refuseWeights('MemoryTaskStore', this.policies, update);
+    refuseWeights('MemoryTaskStore', this.policies, update, this.fairness, this.queue);
     applyLimitUpdate(this.limits, update);
     switch (update.kind) {
       case 'provider': {
@@ -766,7 +805,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   private scan(): ScanContext {
-    return { t: this.t, statusIndex: this.statusIndex, order: this.order, agingIntervalMs: this.agingIntervalMs, buckets: this.buckets };
+    const policy = this.policy;
+    return { t: this.t, statusIndex: this.statusIndex, order: this.order, agingIntervalMs: this.agingIntervalMs, buckets: this.buckets, fair: policy.fair, tagOf: (s) => policy.tagNumber(s) };
   }
 
   // ================================================================ internals
@@ -783,6 +823,7 @@ export class MemoryTaskStore implements TaskStore {
   private rejectTakenId(s: number, lane: Lane, out: CreateResult[] | undefined, end: number): never {
     const t = this.t;
     const id = t.id(s);
+    this.policy.drop(s);
     t.release(s);
     if (lane.refs === 0) this.releaseLane((lane.refs++, lane)); // a lane made for s alone
     for (let i = end - 1; out !== undefined && i >= 0; i--) {
@@ -796,6 +837,7 @@ export class MemoryTaskStore implements TaskStore {
       const key = t.ref<string | null>(x, IDEMPOTENCY_KEY);
       if (key !== null) this.byIdempotencyKey.delete(key);
       this.releaseLane(xl);
+      this.policy.drop(x);
       t.release(x);
     }
     throw new InvalidStateError(`Task id ${id} is already taken; nothing was created (all or none).`);
@@ -1031,7 +1073,8 @@ export class MemoryTaskStore implements TaskStore {
     const p = t.int(s, PRIORITY);
     const runAt = t.num(s, RUN_AT);
     const seq = t.seq(s);
-    lane.heap.push(s, o.k1(p, runAt), o.k2(p, runAt), tok, o.k3(p, runAt), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
+    const tag = this.policy.tagNumber(s);
+    lane.heap.push(s, o.k1(p, runAt, tag), o.k2(p, runAt, tag), tok, o.k3(p, runAt, tag), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
     lane.live++;
     b.queue.push(s, runAt, seq, tok);
     b.due++;

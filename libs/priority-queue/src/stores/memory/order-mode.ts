@@ -9,9 +9,10 @@ import type { OrderFields } from './task-table';
  * tasks themselves are only read when all inline keys tie, so sifting does not chase tasks.
  */
 export interface OrderMode {
-  k1(priority: number, runAt: number): number;
-  k2(priority: number, runAt: number): number;
-  k3(priority: number, runAt: number): number;
+  /** `tag`: the task's fair tag as a number (fairness on; exact, see MAX_MEMORY_FAIR_TAG), else 0. */
+  k1(priority: number, runAt: number, tag: number): number;
+  k2(priority: number, runAt: number, tag: number): number;
+  k3(priority: number, runAt: number, tag: number): number;
   /** Whether creation ranks may decide (false when k1 is only an approximation). */
   usesRank: boolean;
   tie(a: OrderFields, b: OrderFields): number;
@@ -25,8 +26,19 @@ function createdThenSeq(a: OrderFields, b: OrderFields): number {
   return a.seq - b.seq;
 }
 
-export function orderMode(agingIntervalMs: number): OrderMode {
+/**
+ * Largest fair tag the memory store keeps (2^53: 9e15, after 9e9 tasks of weight 1 created at one
+ * level in one process): below it a tag is an exact double, so the inline keys stay exact. A
+ * create past it fails with FairTagOverflowError (the other stores go on to 2^63 - 1).
+ */
+export const MAX_MEMORY_FAIR_TAG = BigInt(Number.MAX_SAFE_INTEGER);
+
+export function orderMode(agingIntervalMs: number, fair = false): OrderMode {
   const T = agingIntervalMs;
+  if (fair) {
+    // DESIGN §7: priority desc, fair tag asc, runAt asc, createdAt asc, seq asc (never with aging)
+    return { k1: (p) => -p, k2: (_p, _runAt, tag) => tag, k3: (_p, runAt) => runAt, usesRank: true, tie: createdThenSeq };
+  }
   if (T <= 0) {
     // priority desc, runAt asc, createdAt asc, seq asc
     return { k1: (p) => -p, k2: (_p, runAt) => runAt, k3: () => 0, usesRank: true, tie: createdThenSeq };

@@ -20,20 +20,24 @@ export interface ScanContext {
   readonly agingIntervalMs: number;
   /** The due PENDING_SUBMIT tasks per priority, by (runAt, seq) (memory-task-store.ts buckets); current as of `now`. */
   readonly buckets: ReadonlyMap<number, { readonly queue: BucketQueue }>;
+  /** Whether the store has fair share (DESIGN §7): the fair tag follows the priority in the order. */
+  readonly fair: boolean;
+  /** The fair tag of a slot as an exact number (policy-state.ts tagNumber; 0 without fairness). */
+  tagOf(s: number): number;
 }
 
 /** DESIGN §2 order of two slots (negative: a first); the inline keys of order-mode.ts, then createdAt, seq. */
 function compareSlots(c: ScanContext, a: number, b: number): number {
   const t = c.t;
-  return compareKeys(c, t.int(a, PRIORITY), t.num(a, RUN_AT), t.num(a, CREATED_AT), t.seq(a), t.int(b, PRIORITY), t.num(b, RUN_AT), t.num(b, CREATED_AT), t.seq(b));
+  return compareKeys(c, t.int(a, PRIORITY), t.num(a, RUN_AT), t.num(a, CREATED_AT), t.seq(a), c.tagOf(a), t.int(b, PRIORITY), t.num(b, RUN_AT), t.num(b, CREATED_AT), t.seq(b), c.tagOf(b));
 }
 
-function compareKeys(c: ScanContext, pa: number, ra: number, ca: number, sa: number, pb: number, rb: number, cb: number, sb: number): number {
+function compareKeys(c: ScanContext, pa: number, ra: number, ca: number, sa: number, ta: number, pb: number, rb: number, cb: number, sb: number, tb: number): number {
   const o = c.order;
   if (!o.usesRank) return compareOrder({ priority: pa, runAt: ra, createdAt: ca, seq: sa }, { priority: pb, runAt: rb, createdAt: cb, seq: sb }, c.agingIntervalMs);
-  let d = o.k1(pa, ra) - o.k1(pb, rb);
-  if (d === 0) d = o.k2(pa, ra) - o.k2(pb, rb);
-  if (d === 0) d = o.k3(pa, ra) - o.k3(pb, rb);
+  let d = o.k1(pa, ra, ta) - o.k1(pb, rb, tb);
+  if (d === 0) d = o.k2(pa, ra, ta) - o.k2(pb, rb, tb);
+  if (d === 0) d = o.k3(pa, ra, ta) - o.k3(pb, rb, tb);
   if (d === 0) d = ca - cb;
   if (d === 0) d = sa - sb;
   return d;
@@ -41,7 +45,7 @@ function compareKeys(c: ScanContext, pa: number, ra: number, ca: number, sa: num
 
 function compareToFields(c: ScanContext, s: number, f: OrderFields): number {
   const t = c.t;
-  return compareKeys(c, t.int(s, PRIORITY), t.num(s, RUN_AT), t.num(s, CREATED_AT), t.seq(s), f.priority, f.runAt, f.createdAt, f.seq);
+  return compareKeys(c, t.int(s, PRIORITY), t.num(s, RUN_AT), t.num(s, CREATED_AT), t.seq(s), c.tagOf(s), f.priority, f.runAt, f.createdAt, f.seq, f.fairTag == null ? 0 : Number(f.fairTag));
 }
 
 /** Listed order of two PENDING_SUBMIT slots at `now`: due ones by DESIGN §2, then the rest by (runAt, seq). */
@@ -124,7 +128,7 @@ function dueFromBuckets(c: ScanContext, q: ResolvedTaskQuery, want: number, out:
 export function queryPageSlots(c: ScanContext, q: ResolvedTaskQuery, now: number): number[] {
   const want = q.limit + 1;
   const sc = STATUS_CODE[q.status];
-  if (q.status === TaskStatus.PENDING_SUBMIT && c.agingIntervalMs === 0 && (q.position === null || q.position.phase === 'due')) {
+  if (q.status === TaskStatus.PENDING_SUBMIT && c.agingIntervalMs === 0 && !c.fair && (q.position === null || q.position.phase === 'due')) {
     const out: number[] = [];
     if (!dueFromBuckets(c, q, want, out)) return out;
     // every due task seen: the page goes on with the not-yet-due ones
@@ -158,13 +162,13 @@ function pendingByScan(c: ScanContext, q: ResolvedTaskQuery, now: number, want: 
     const top = heap[0];
     topRunAt = t.num(top, RUN_AT);
     topDue = topRunAt <= now;
-    topK1 = k1(t.int(top, PRIORITY), topRunAt);
+    topK1 = k1(t.int(top, PRIORITY), topRunAt, c.tagOf(top));
   };
   c.statusIndex.each(sc, (s) => {
     if (heap.length === want) {
       const runAt = t.num(s, RUN_AT);
       if (runAt <= now) {
-        if (topDue && k1(t.int(s, PRIORITY), runAt) > topK1) return true;
+        if (topDue && k1(t.int(s, PRIORITY), runAt, c.tagOf(s)) > topK1) return true;
       } else if (topDue || runAt > topRunAt) return true;
       if (!worse(heap[0], s)) return true;
     }
@@ -185,7 +189,8 @@ export function nextCursorOf(c: ScanContext, q: ResolvedTaskQuery, slots: readon
   if (q.status !== TaskStatus.PENDING_SUBMIT) return encodeCursor(q.status, { phase: 'seq', before: t.seq(s) });
   const runAt = t.num(s, RUN_AT);
   if (runAt <= now) {
-    return encodeCursor(q.status, { phase: 'due', after: { priority: t.int(s, PRIORITY), runAt, createdAt: t.num(s, CREATED_AT), seq: t.seq(s) } });
+    const after = { priority: t.int(s, PRIORITY), runAt, createdAt: t.num(s, CREATED_AT), seq: t.seq(s) };
+    return encodeCursor(q.status, { phase: 'due', after: c.fair ? { ...after, fairTag: String(c.tagOf(s)) } : after });
   }
   return encodeCursor(q.status, { phase: 'later', runAt, seq: t.seq(s) });
 }
@@ -196,7 +201,7 @@ export function nextCursorOf(c: ScanContext, q: ResolvedTaskQuery, slots: readon
  */
 export function countAhead(c: ScanContext, target: number, now: number, admissible: (lane: LaneKeys) => boolean, cap: number): number {
   const t = c.t;
-  if (c.agingIntervalMs === 0) {
+  if (c.agingIntervalMs === 0 && !c.fair) {
     // priority first: the buckets of higher priorities, then the target's own up to its runAt
     const tp = t.int(target, PRIORITY);
     const tr = t.num(target, RUN_AT);
@@ -212,13 +217,13 @@ export function countAhead(c: ScanContext, target: number, now: number, admissib
     return n;
   }
   const k1 = c.order.k1;
-  const targetK1 = k1(t.int(target, PRIORITY), t.num(target, RUN_AT));
+  const targetK1 = k1(t.int(target, PRIORITY), t.num(target, RUN_AT), c.tagOf(target));
   let n = 0;
   c.statusIndex.each(STATUS_CODE[TaskStatus.PENDING_SUBMIT], (s) => {
     const runAt = t.num(s, RUN_AT);
     if (runAt > now || s === target) return true;
     // the leading key decides for most tasks of a big backlog (two numbers read)
-    const d = k1(t.int(s, PRIORITY), runAt) - targetK1;
+    const d = k1(t.int(s, PRIORITY), runAt, c.tagOf(s)) - targetK1;
     if (d > 0 || (d === 0 && compareSlots(c, s, target) >= 0)) return true;
     if (admissible(t.ref<LaneKeys>(s, KEYS))) n++;
     return n < cap;

@@ -90,11 +90,24 @@ export const LEASE_OWNER = 8;
 export const LEASE_ID = 9;
 /** The live lane while the task is not terminal, else null. */
 export const LANE = 10;
+/** DESIGN §7 fields of the task (TaskPolicy), null when it has neither a boost nor a fair tag. */
+export const POLICY = 11;
+
+/**
+ * A task's DESIGN §7 fields, one object per task that has any (policy-state.ts): its fair tag
+ * (exact) and its deadline boost, with the token of its entry in the boost heap (0 once fired).
+ */
+export interface TaskPolicy {
+  tag: bigint | null;
+  boostAt: number | null;
+  boostPriority: number | null;
+  boostTok: number;
+}
 
 /** Doubles per slot (128 bytes: int32 and byte fields share the last 32 bytes). */
 const ND = 16;
 /** References per slot. */
-const NR = 11;
+const NR = 12;
 const PAGE_SHIFT = 12;
 const PAGE = 1 << PAGE_SHIFT;
 const MASK = PAGE - 1;
@@ -118,7 +131,7 @@ export interface OrderFields {
 /**
  * Every task of the memory store lives in a numbered slot of this table: numbers in typed-array
  * pages (one 128-byte block per slot: 12 doubles, 5 int32, 6 bytes), strings and other references
- * in array pages (11 per slot). So a task costs the garbage collector its id and payload strings
+ * in array pages (12 per slot). So a task costs the garbage collector its id and payload strings
  * only, not a record object with boxed numbers, and the fields of one task share cache lines.
  * Slots of purged tasks are reused; membership tokens are store-wide increasing numbers, so a
  * heap entry of an earlier occupant never matches a new one.
@@ -315,6 +328,7 @@ export class TaskTable {
     const flags = b[bo + FLAGS];
     const result = r[ro + RESULT];
     const opt = (v: number) => (v === v ? v : null);
+    const policy = r[ro + POLICY] as TaskPolicy | null;
     return {
       id: r[ro + ID] as string,
       idempotencyKey: r[ro + IDEMPOTENCY_KEY] as string | null,
@@ -327,9 +341,9 @@ export class TaskTable {
       concurrencyKey: keys.concurrencyKey,
       runAt: f[fo + RUN_AT],
       deadlineAt: opt(f[fo + DEADLINE_AT]),
-      boostAt: null,
-      boostPriority: null,
-      fairTag: null,
+      boostAt: policy === null ? null : policy.boostAt,
+      boostPriority: policy === null ? null : policy.boostPriority,
+      fairTag: policy === null || policy.tag === null ? null : policy.tag.toString(),
       createdAt: f[fo + CREATED_AT],
       seq: f[fo + SEQ],
       status: ALL_STATUSES[b[bo + SC]],
