@@ -7,6 +7,7 @@ import {
   ValidationError,
   type NewTask,
   type Task,
+  type TaskPage,
 } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, sortedIds, type Harness } from '../harness';
@@ -187,6 +188,27 @@ export function fairnessCases(ctx: ContractContext): void {
     expect((await h.store.stats()).pending).toEqual([{ priority: 0, count: 2, oldestWaitMs: 1000 }]);
     expect(await h.claimIds(1)).toEqual([late.id]);
     expect((await h.store.stats()).pending).toEqual([{ priority: 0, count: 1, oldestWaitMs: 1000 }]);
+  });
+
+  it('query lists pending tasks in the fair claim order across pages; explain counts the tasks ahead in that order', async () => {
+    const h = await ctx.open({ fairness: 'tenant' });
+    const a = await many(h, 7, { tenantId: 'a', providerKey: 'pa' });
+    h.clock.advance(5);
+    const b = await many(h, 7, { tenantId: 'b', providerKey: 'pb' });
+    const [late] = await h.create({ tenantId: 'c', delayMs: 1000 });
+    const want = [...a.flatMap((t, i) => [t.id, b[i].id]), late.id];
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: TaskPage = await h.store.query({ status: TaskStatus.PENDING_SUBMIT, limit: 3, cursor });
+      listed.push(...ids(page.tasks));
+      cursor = page.nextCursor;
+    } while (cursor !== null && listed.length <= want.length); // a cursor that loses its place ends here
+    expect(listed).toEqual(want);
+    // b[2] (tag 3e6) comes after a[0..2] and b[0..1]: five ahead, although twelve tasks are older
+    expect(await h.store.explain(b[2].id)).toMatchObject({ verdict: 'waiting', ahead: 5 });
+    expect(await h.store.explain(a[0].id)).toMatchObject({ verdict: 'next' });
+    expect(await h.claimIds(14)).toEqual(want.slice(0, 14));
   });
 
   it('at scale: 60 tenants with weights over three levels and 20 providers, creates between claims: claims follow the tags exactly', async () => {
