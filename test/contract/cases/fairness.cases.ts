@@ -190,6 +190,15 @@ export function fairnessCases(ctx: ContractContext): void {
     expect((await h.store.stats()).pending).toEqual([{ priority: 0, count: 1, oldestWaitMs: 1000 }]);
   });
 
+  it('a create that fails (an id already taken) moves no finish tag: all or none', async () => {
+    const h = await ctx.open({ fairness: 'tenant' });
+    const [a1] = await h.create({ tenantId: 'a' });
+    await expect(h.store.create([h.newTask({ tenantId: 'a' }), h.newTask({ tenantId: 'b' }), h.newTask({ id: a1.id, tenantId: 'a' })])).rejects.toThrow();
+    await expect(h.store.create([h.newTask({ id: a1.id, tenantId: 'a' })])).rejects.toThrow();
+    const [a2, b1] = await h.create({ tenantId: 'a' }, { tenantId: 'b' });
+    expect([a1, a2, b1].map((t) => t.fairTag)).toEqual([M, 2 * M, M].map(String));
+  });
+
   it('query lists pending tasks in the fair claim order across pages; explain counts the tasks ahead in that order', async () => {
     const h = await ctx.open({ fairness: 'tenant' });
     const a = await many(h, 7, { tenantId: 'a', providerKey: 'pa' });

@@ -110,6 +110,13 @@ export class FairTags {
     return this.finish.get(finishKey(tenantKeyOf(tenantId), priority)) ?? 0n;
   }
 
+  /** Puts a finish tag back to an earlier value (a store undoing a failed create batch); 0 = none. */
+  setFinishTag(tenantId: string | null, priority: number, value: bigint): void {
+    const key = finishKey(tenantKeyOf(tenantId), priority);
+    if (value === 0n) this.finish.delete(key);
+    else this.finish.set(key, value);
+  }
+
   /** Finish tags kept (for tests of the dropping rule). */
   get size(): number {
     return this.finish.size;

@@ -268,9 +268,14 @@ export class MemoryTaskStore implements TaskStore {
     const now = this.clock.now();
     const out = new Array<CreateResult>(inputs.length);
     let created = 0;
-    for (let i = 0; i < inputs.length; i++) {
-      out[i] = this.insert(inputs[i], now, out, i);
-      if (out[i].created) created++;
+    this.policy.beginBatch(); // the fair tags of the batch are undone with it (undoBatch)
+    try {
+      for (let i = 0; i < inputs.length; i++) {
+        out[i] = this.insert(inputs[i], now, out, i);
+        if (out[i].created) created++;
+      }
+    } finally {
+      this.policy.endBatch();
     }
     if (created > 0) this.notify();
     return out;
@@ -312,14 +317,6 @@ export class MemoryTaskStore implements TaskStore {
     t.setRef(s, PAYLOAD, stored.value);
     t.setRef(s, LANE, lane);
     const deadlineAt = input.timeoutMs === null ? null : now + input.timeoutMs;
-    try {
-      t.setRef(s, POLICY, this.policy.forNew(s, seq, input.tenantId, input.priority, deadlineAt, input.boost, this.limits));
-    } catch (e) {
-      // FairTagOverflowError (policy-state.ts): nothing of this task stays
-      t.release(s);
-      if (lane.refs === 0) this.releaseLane((lane.refs++, lane));
-      throw e;
-    }
     // RESULT, ERROR, EXTERNAL_ID, LEASE_OWNER, LEASE_ID: null in a fresh or released slot
     t.setNum(s, RUN_AT, now + input.delayMs);
     t.setOpt(s, DEADLINE_AT, deadlineAt);
@@ -345,6 +342,17 @@ export class MemoryTaskStore implements TaskStore {
     t.setByte(s, POLL, POLL_NONE);
     t.setByte(s, FLAGS, (input.idempotent ? F_IDEMPOTENT : 0) | (ranked ? F_RANKED : 0) | stored.flag);
     if (!this.tasks.add(input.id, s)) this.rejectTakenId(s, lane, batch, index);
+    try {
+      // after the id check: a refused id takes no fair tag
+      t.setRef(s, POLICY, this.policy.forNew(s, seq, input.tenantId, input.priority, deadlineAt, input.boost, this.limits));
+    } catch (e) {
+      // FairTagOverflowError (policy-state.ts): nothing of this task or its batch stays
+      this.tasks.delete(input.id);
+      t.release(s);
+      if (lane.refs === 0) this.releaseLane((lane.refs++, lane));
+      this.undoBatch(batch, index);
+      throw e;
+    }
     lane.refs++;
     if (input.idempotencyKey !== null) this.byIdempotencyKey.set(input.idempotencyKey, { slot: s, fingerprint: scopeOf(input).payloadFingerprint });
     this.statusIndex.add(s, seq, SC_PENDING);
@@ -823,9 +831,15 @@ export class MemoryTaskStore implements TaskStore {
   private rejectTakenId(s: number, lane: Lane, out: CreateResult[] | undefined, end: number): never {
     const t = this.t;
     const id = t.id(s);
-    this.policy.drop(s);
     t.release(s);
     if (lane.refs === 0) this.releaseLane((lane.refs++, lane)); // a lane made for s alone
+    this.undoBatch(out, end);
+    throw new InvalidStateError(`Task id ${id} is already taken; nothing was created (all or none).`);
+  }
+
+  /** Undoes the tasks created by inputs 0 .. end - 1 of a failing create, and their fair tags. */
+  private undoBatch(out: CreateResult[] | undefined, end: number): void {
+    const t = this.t;
     for (let i = end - 1; out !== undefined && i >= 0; i--) {
       if (!out[i].created) continue;
       const x = this.tasks.get(out[i].task.id)!;
@@ -840,7 +854,7 @@ export class MemoryTaskStore implements TaskStore {
       this.policy.drop(x);
       t.release(x);
     }
-    throw new InvalidStateError(`Task id ${id} is already taken; nothing was created (all or none).`);
+    this.policy.rollbackBatch();
   }
 
   /**

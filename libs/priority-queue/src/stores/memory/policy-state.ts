@@ -28,6 +28,8 @@ export class PolicyState {
   private readonly tags: FairTags | null;
   private readonly boosts: BoostHeap;
   private token = 0;
+  /** While a create batch runs: each finish tag it moved and its value before (rollbackBatch). */
+  private journal: Array<[string | null, number, bigint]> | null = null;
 
   constructor(
     private readonly t: TaskTable,
@@ -57,6 +59,23 @@ export class PolicyState {
       this.boosts.push(s, p.boostAt, seq, p.boostTok);
     }
     return p;
+  }
+
+  /** A create batch starts: the finish tags it moves are journaled until endBatch. */
+  beginBatch(): void {
+    if (this.tags !== null) this.journal = [];
+  }
+
+  endBatch(): void {
+    this.journal = null;
+  }
+
+  /** The batch failed (all or none): its finish tags go back to their values before it. */
+  rollbackBatch(): void {
+    const j = this.journal;
+    if (j === null) return;
+    for (let i = j.length - 1; i >= 0; i--) this.tags!.setFinishTag(j[i][0], j[i][1], j[i][2]);
+    this.journal = [];
   }
 
   /** The task in slot `s` moved to `priority` (a priority change or a boost): re-tagged there. */
@@ -114,7 +133,9 @@ export class PolicyState {
   private tag(tenantId: string | null, priority: number, limits: LimitsSnapshot): bigint {
     const tags = this.tags!;
     const w = effectiveTenantWeight(limits, tenantId);
-    if (nextFinishTag(tags.finishTag(tenantId, priority), tags.virtualTime(priority), w) > MAX_MEMORY_FAIR_TAG) throw new FairTagOverflowError();
+    const before = tags.finishTag(tenantId, priority);
+    if (nextFinishTag(before, tags.virtualTime(priority), w) > MAX_MEMORY_FAIR_TAG) throw new FairTagOverflowError();
+    this.journal?.push([tenantId, priority, before]);
     return tags.tag(tenantId, priority, w);
   }
 }
