@@ -1,16 +1,34 @@
 import type { BoostOptions } from './boost';
 
-/** Lifecycle of a task (DESIGN §1). */
-export enum TaskStatus {
-  PENDING_SUBMIT = 'PENDING_SUBMIT',
-  SUBMITTING = 'SUBMITTING',
-  SUBMITTED = 'SUBMITTED',
-  RUNNING = 'RUNNING',
-  SUCCEEDED = 'SUCCEEDED',
-  FAILED = 'FAILED',
-  CANCELED = 'CANCELED',
-  TIMED_OUT = 'TIMED_OUT',
-  SUBMIT_UNKNOWN = 'SUBMIT_UNKNOWN',
+/**
+ * Lifecycle of a task (DESIGN §1). Both a value (`TaskStatus.FAILED`) and a string literal type:
+ * `'FAILED'` is a TaskStatus too, so `list('FAILED')` and `task.status === 'FAILED'` compile.
+ * `TaskStatus.FAILED` also names the type of that one status.
+ */
+export const TaskStatus = {
+  PENDING_SUBMIT: 'PENDING_SUBMIT',
+  SUBMITTING: 'SUBMITTING',
+  SUBMITTED: 'SUBMITTED',
+  RUNNING: 'RUNNING',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED',
+  CANCELED: 'CANCELED',
+  TIMED_OUT: 'TIMED_OUT',
+  SUBMIT_UNKNOWN: 'SUBMIT_UNKNOWN',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+// A type-only namespace (no runtime code): `TaskStatus.SUBMITTED` as a type, as with an enum.
+// eslint-disable-next-line @typescript-eslint/no-namespace
+export declare namespace TaskStatus {
+  type PENDING_SUBMIT = typeof TaskStatus.PENDING_SUBMIT;
+  type SUBMITTING = typeof TaskStatus.SUBMITTING;
+  type SUBMITTED = typeof TaskStatus.SUBMITTED;
+  type RUNNING = typeof TaskStatus.RUNNING;
+  type SUCCEEDED = typeof TaskStatus.SUCCEEDED;
+  type FAILED = typeof TaskStatus.FAILED;
+  type CANCELED = typeof TaskStatus.CANCELED;
+  type TIMED_OUT = typeof TaskStatus.TIMED_OUT;
+  type SUBMIT_UNKNOWN = typeof TaskStatus.SUBMIT_UNKNOWN;
 }
 
 export const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);

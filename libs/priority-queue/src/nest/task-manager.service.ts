@@ -20,6 +20,13 @@ export interface TaskManagerContext {
 
 export const TASK_MANAGER_CONTEXT = Symbol('TASK_MANAGER_CONTEXT');
 
+/** What `TaskManager.list` reads: one status, a page size and the seq to continue after. */
+export interface TaskListQuery {
+  status: TaskStatus;
+  limit?: number;
+  afterSeq?: number;
+}
+
 /**
  * Submit and inspect tasks. Priority and tenant are server-side decisions: map them from the
  * authenticated plan and the task type, never from a client field.
@@ -82,8 +89,16 @@ export class TaskManager {
     return this.queue.stats();
   }
 
-  list(status: TaskStatus, limit?: number, afterSeq?: number): Promise<Task[]> {
-    return this.queue.list(status, limit, afterSeq);
+  /**
+   * Tasks of one status in creation order (seq), `limit` (default 100, at most 10,000) at a time;
+   * pass the last task's seq as `afterSeq` for the next page. `list('FAILED')` or
+   * `list({ status: 'FAILED', limit: 50 })`.
+   */
+  list(status: TaskStatus, limit?: number, afterSeq?: number): Promise<Task[]>;
+  list(query: TaskListQuery): Promise<Task[]>;
+  list(query: TaskStatus | TaskListQuery, limit?: number, afterSeq?: number): Promise<Task[]> {
+    if (typeof query === 'object' && query !== null) return this.queue.list(query.status, query.limit, query.afterSeq);
+    return this.queue.list(query, limit, afterSeq);
   }
 
   /**

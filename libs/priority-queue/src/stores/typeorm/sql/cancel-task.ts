@@ -1,4 +1,4 @@
-import { TaskStatus, type Task } from '../../../core/task';
+import { isInFlight, TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
@@ -25,7 +25,7 @@ export async function cancelTask(c: StoreContext, id: string): Promise<Task | nu
         sql`UPDATE ${T} SET status = 'CANCELED', version = version + 1, updated_at = ${now}, finished_at = ${now}, error = 'canceled'
           WHERE ${keyColumn(c)} = ${keyOf(c, r)}`,
       );
-    } else if ([TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING].includes(status) && num(r.cancel_requested) !== 1) {
+    } else if (isInFlight(status) && num(r.cancel_requested) !== 1) {
       await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
     } else {
       return rowToTask(r);

@@ -37,7 +37,7 @@ function resultJson(o: CompletionOutcome): string | null {
 function attemptOf(o: CompletionOutcome): number {
   return o.attempt ? 1 : 0;
 }
-const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
+const LIVE: readonly TaskStatus[] = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
 
 /**
  * One complete() as a plain fenced UPDATE (SQLite, and PostgreSQL below schema v3): terminal
