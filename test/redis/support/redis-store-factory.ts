@@ -1,7 +1,16 @@
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import type { StoreFactory } from '../../contract/task-store.contract';
 import { startRedisServer, type RedisServerHandle } from '../../support/servers/redis-server';
+
+/**
+ * Extra ioredis options from PQ_TEST_REDIS_OPTIONS (JSON): the compatibility matrix runs the Redis
+ * contract on ioredis 6 with `{"replyMapping":"resp3"}` too (test/compat/next-drivers.ts).
+ */
+function clientOptionsFromEnv(): RedisOptions {
+  const raw = process.env.PQ_TEST_REDIS_OPTIONS;
+  return raw ? (JSON.parse(raw) as RedisOptions) : {};
+}
 
 /**
  * A StoreFactory on a real redis-server (Debian package, installed when missing; never skipped)
@@ -13,7 +22,7 @@ export function redisStoreFactory(prefix: string): StoreFactory {
   let n = 0;
   beforeAll(async () => {
     server = await startRedisServer();
-    connection = new Redis(server.url, { maxRetriesPerRequest: 3 });
+    connection = new Redis(server.url, { maxRetriesPerRequest: 3, ...clientOptionsFromEnv() });
   }, 120_000);
   return {
     name: 'redis',

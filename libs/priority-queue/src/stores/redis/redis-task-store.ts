@@ -74,6 +74,14 @@ export interface RedisTaskStoreOptions extends StoreOptions {
 
 type Flat = string[];
 
+/**
+ * A hash reply as [field, value, ...]: ioredis 6 with `replyMapping: 'resp3'` gives a RESP3 map
+ * as a plain object; RESP2 and the default ('legacy') mapping give the flat array.
+ */
+function flatHash(reply: unknown): Flat {
+  return Array.isArray(reply) ? (reply as Flat) : Object.entries(reply as Record<string, string>).flat();
+}
+
 interface PendingComplete {
   fence: Fence;
   status: string;
@@ -216,7 +224,7 @@ export class RedisTaskStore implements TaskStore {
 
   async get(id: string): Promise<Task | null> {
     this.assertOpen();
-    const flat = (await this.connection.call('HGETALL', [this.keys.task(id)])) as Flat;
+    const flat = flatHash(await this.connection.call('HGETALL', [this.keys.task(id)]));
     return flat.length ? decodeTask(flat) : null;
   }
 
