@@ -30,7 +30,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { MemoryTaskStore, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from 'nestjs-priority-queue';
+import { MemoryTaskStore, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from '@pq/internal';
 import { seededRandom } from './lib/rng';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 1_000_000);

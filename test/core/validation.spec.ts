@@ -12,7 +12,7 @@ import {
   type SubmitInput,
   type TaskStore,
 } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore, PriorityQueue } from 'nestjs-priority-queue';
+import { MemoryTaskStore, PriorityQueue } from '@pq/internal';
 
 const ok: SubmitInput = { type: 't', payload: { a: [1, 'x', null, true, { b: 2.5 }] } };
 

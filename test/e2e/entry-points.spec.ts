@@ -17,7 +17,47 @@ function driversLoadedBy(request: string): string[] {
   return JSON.parse(out) as string[];
 }
 
+/** Names each entry point exports at run time (types are checked by npm run typecheck and the package test). */
+function runtimeExports(request: string): string[] {
+  const script = `process.stdout.write(JSON.stringify(Object.keys(require(${JSON.stringify(request)})).sort()))`;
+  const out = execFileSync(process.execPath, ['-r', join(root, 'test/support/register.js'), '-e', script], { cwd: root, encoding: 'utf8' });
+  return JSON.parse(out) as string[];
+}
+
+/**
+ * The curated public API. A new export goes here, in libs/priority-queue/src/index.ts and in the
+ * package README; an internal (order keys, GCRA, lane keys, validation helpers, the core queue and
+ * worker) stays out and is imported by tests from '@pq/internal'.
+ */
+const ROOT_EXPORTS = [
+  'ALL_STATUSES', 'AdmissionGuard', 'HandlerRegistrationError', 'IN_FLIGHT_STATUSES', 'InjectTaskStore', 'InvalidStateError',
+  'MemoryTaskStore', 'NotSubmittedError', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError', 'PriorityQueueMetrics',
+  'PriorityQueueModule', 'PriorityTask', 'StaleLeaseError', 'StoreClosedError', 'TERMINAL_STATUSES', 'TaskManager',
+  'TaskNotFoundError', 'TaskStatus', 'UnknownTaskTypeError', 'ValidationError', 'isInFlight', 'isTerminal',
+];
+
 describe('entry points', () => {
+  it('the root exports the curated public API and no internal', () => {
+    const names = runtimeExports('nestjs-priority-queue');
+    expect(names).toEqual([...ROOT_EXPORTS].sort());
+    for (const internal of ['gcra', 'laneKey', 'KEY_SEPARATOR', 'accountKey', 'encodeOrderKey', 'compareOrder', 'PriorityQueue', 'Worker', 'TaskTypeRegistry', 'Messages', 'validateSubmitInput', 'ManualClock', 'createStore']) {
+      expect(names).not.toContain(internal);
+    }
+  });
+
+  it('the /redis and /typeorm entries export their store and nothing of its internals', () => {
+    expect(runtimeExports('nestjs-priority-queue/redis')).toEqual(['RedisTaskStore']);
+    expect(runtimeExports('nestjs-priority-queue/typeorm')).toEqual(['TypeOrmTaskStore', 'priorityQueueMigrations']);
+  });
+
+  it('tests and apps import internals through @pq/internal or a relative path, never through the package root', () => {
+    // the alias resolves to the whole library, the root only to the curated list
+    expect(runtimeExports('@pq/internal')).toEqual(expect.arrayContaining(['gcra', 'laneKey', 'PriorityQueue', ...ROOT_EXPORTS]));
+    const mapper = (require(join(root, 'jest.config.js')) as { moduleNameMapper: Record<string, string> }).moduleNameMapper;
+    expect(mapper['^nestjs-priority-queue$']).toBe('<rootDir>/libs/priority-queue/src');
+    expect(mapper['^@pq/internal$']).toBe('<rootDir>/test/support/internal.ts');
+  });
+
   it('the root entry loads no database driver', () => {
     expect(driversLoadedBy('nestjs-priority-queue')).toEqual([]);
   });

@@ -11,7 +11,7 @@ import {
   ValidationError,
   type NewTask,
   type Task,
-} from 'nestjs-priority-queue';
+} from '@pq/internal';
 import { Harness, ids, T0 } from '../contract/harness';
 
 /** The parts of the store's state these tests look at. */

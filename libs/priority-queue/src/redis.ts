@@ -2,4 +2,4 @@
  * `nestjs-priority-queue/redis`: the Redis store (needs the `ioredis` peer dependency). The
  * library root never imports ioredis; import this entry point only when you use Redis.
  */
-export * from './stores/redis';
+export { RedisTaskStore, type RedisTaskStoreOptions } from './stores/redis/redis-task-store';
