@@ -19,7 +19,7 @@ export { TaskManager, type TaskListQuery } from './nest/task-manager.service';
 export { AdmissionGuard } from './nest/admission-guard.service';
 export { InjectTaskStore } from './nest/inject-task-store.decorator';
 export { PRIORITY_QUEUE_STORE } from './nest/priority-queue.constants';
-export { PriorityQueueMetrics } from './nest/priority-queue.metrics';
+export { PriorityQueueMetrics, type MetricsRegistry } from './nest/priority-queue.metrics';
 
 // Tasks, handlers, events
 export { TaskStatus, TERMINAL_STATUSES, IN_FLIGHT_STATUSES, ALL_STATUSES, isTerminal, isInFlight } from './core/task';
