@@ -1,3 +1,12 @@
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A small JSON client of the running demo (Node's fetch). */
 export class DemoClient {
   constructor(
@@ -18,9 +27,10 @@ export class DemoClient {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
-        await this.asAdmin('GET', '/queue/stats');
+        await this.asAdmin('GET', '/admin/queue/stats');
         return;
       } catch (e) {
+        if (e instanceof HttpError && e.status === 401) throw new Error('the demo refused DEMO_ADMIN_KEY: use the key it printed at start-up (or was started with)');
         if (Date.now() > deadline) throw e;
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -34,7 +44,7 @@ export class DemoClient {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
+    if (!res.ok) throw new HttpError(res.status, `${method} ${path}: HTTP ${res.status} ${text}`);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 }

@@ -6,7 +6,8 @@
  * incident and the ENTERPRISE jobs start before any archive job still queued and that no
  * vendor limit is exceeded. Exits 1 when a check fails.
  *
- * Env: DEMO_URL (default http://127.0.0.1:3000), DEMO_ADMIN_KEY (default admin-key),
+ * Env: DEMO_URL (default http://127.0.0.1:3000), DEMO_ADMIN_KEY (required: the key the demo was
+ * started with, or the one it generated and printed at start-up),
  * LOAD_ENTERPRISE_KEY / LOAD_PRO_KEY / LOAD_FREE_KEY (default acme-key / globex-key / initech-key),
  * LOAD_TIMEOUT_S (default 600).
  */
@@ -16,7 +17,11 @@ import { checksList, vendorTable, waitTable } from './load-report';
 import type { CheckResult, TimelineEntry, VendorStats } from './load-types';
 
 const env = process.env;
-const client = new DemoClient(env.DEMO_URL ?? 'http://127.0.0.1:3000', env.DEMO_ADMIN_KEY ?? 'admin-key');
+if (!env.DEMO_ADMIN_KEY) {
+  console.error('set DEMO_ADMIN_KEY: the admin key the demo printed at start-up ("admin routes: x-admin-key: ..."), or start both with the same DEMO_ADMIN_KEY');
+  process.exit(2);
+}
+const client = new DemoClient(env.DEMO_URL ?? 'http://127.0.0.1:3000', env.DEMO_ADMIN_KEY);
 const KEYS = {
   enterprise: env.LOAD_ENTERPRISE_KEY ?? 'acme-key',
   pro: env.LOAD_PRO_KEY ?? 'globex-key',
@@ -30,7 +35,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const docs = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${prefix}-${i + 1}.pdf`, pages: 1 + (i % 4) }));
 
 async function main(): Promise<number> {
-  await client.waitUntilUp(15_000).catch(() => {
+  await client.waitUntilUp(15_000).catch((e: unknown) => {
+    if (e instanceof Error && e.message.includes('DEMO_ADMIN_KEY')) throw e;
     throw new Error(`the demo does not answer at ${client.baseUrl}: start it first (npm start)`);
   });
   await client.asAdmin('POST', '/admin/vendors/reset-stats');

@@ -16,7 +16,6 @@ import { QueueController } from './http/queue.controller';
 import { TasksController } from './http/tasks.controller';
 import { TenantsController } from './http/tenants.controller';
 import { AdminKeyGuard } from './tenancy/admin-key.guard';
-import { AnyKeyGuard } from './tenancy/any-key.guard';
 import { ApiKeyGuard } from './tenancy/api-key.guard';
 import { DashboardAccessGuard } from './tenancy/dashboard-access.guard';
 import { TenantDirectory } from './tenancy/tenant-directory';
@@ -52,7 +51,7 @@ export class AppModule {
         PriorityQueueDashboardModule.forRoot({ path: 'dashboard', guard: DashboardAccessGuard, title: 'Demo queues' }),
       ],
       controllers: [DocumentsController, IncidentsController, TenantsController, TasksController, QueueController, AdminController, HealthController],
-      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, AnyKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory],
+      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory],
     };
   }
 }

@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import type { DemoConfig } from './config/demo-config';
@@ -13,7 +13,8 @@ export interface DemoApp {
 
 /** Opens the store PQ_STORE selected and builds the application on it (not listening yet). */
 export async function createDemoApp(config: DemoConfig, options: { logger?: false } = {}): Promise<DemoApp> {
-  const connection = await openStoreConnection(config.store);
+  const storeLogger = new Logger('Store');
+  const connection = await openStoreConnection(config.store, { log: options.logger === false ? undefined : (m) => storeLogger.log(m) });
   try {
     const app = configureApp(await NestFactory.create(AppModule.forRoot(config, connection.config), { logger: options.logger }));
     let closed = false;

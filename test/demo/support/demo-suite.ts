@@ -29,7 +29,7 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
         return statuses.includes(t.status) ? t : undefined;
       }, `task ${id} in ${statuses.join('|')}`);
     const totalTasks = async (): Promise<number> => {
-      const res = await ctx.http().get('/queue/stats').set(ADMIN).expect(200);
+      const res = await ctx.http().get('/admin/queue/stats').set(ADMIN).expect(200);
       return Object.values(res.body.byStatus as Record<string, number>).reduce((a, b) => a + b, 0);
     };
 
@@ -63,6 +63,70 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
       await ctx.http().get('/dashboard/api/queues').set({ authorization: 'Basic b3BzOndyb25n' }).expect(401);
     });
 
+    it('answers 400 to a body carrying a __proto__, constructor or prototype key at any depth, and queues nothing', async () => {
+      const before = await totalTasks();
+      const cases: Array<[string, Record<string, string>, string, string]> = [
+        ['/documents', INITECH, '{"name":"a.pdf","__proto__":{"priority":1000}}', '__proto__'],
+        ['/documents', INITECH, '{"name":"a.pdf","constructor":{"prototype":{"priority":1000}}}', 'constructor'],
+        ['/batches', GLOBEX, '{"documents":[{"name":"ok.pdf"},{"name":"b.pdf","__proto__":{"pages":1}}]}', 'documents.1.__proto__'],
+        ['/incidents/inc-7/recover', ACME, '{"records":["r1"],"prototype":{}}', 'prototype'],
+      ];
+      for (const [path, headers, raw, where] of cases) {
+        const res = await ctx.http().post(path).set(headers).set('content-type', 'application/json').send(raw).expect(400);
+        expect(res.body.message).toEqual([`${where}: the key "${where.split('.').pop()}" is not allowed in a request body`]);
+      }
+      const limits = await ctx
+        .http()
+        .patch('/admin/vendors/vendorA/limits')
+        .set(ADMIN)
+        .set('content-type', 'application/json')
+        .send('{"qps":1,"constructor":{"qps":1000}}')
+        .expect(400);
+      expect(limits.body.message).toEqual(['constructor: the key "constructor" is not allowed in a request body']);
+      expect((await ctx.http().get('/admin/limits').set(ADMIN).expect(200)).body.providers.vendorA.qps).toBe(5);
+      expect(await totalTasks()).toBe(before);
+    });
+
+    it('shows a tenant only its own work on GET /queue/stats; the whole queue only on the admin route', async () => {
+      await ctx.http().get('/queue/stats').expect(401);
+      await ctx.http().get('/queue/stats').set(ADMIN).expect(401);
+      const acmeFlow = (await ctx.http().post('/tenants/acme/reindex').set(ACME).send({}).expect(202)).body.id as string;
+      const globexFlow = (await ctx.http().post('/tenants/globex/reindex').set(GLOBEX).send({}).expect(202)).body.id as string;
+      await ctx.http().post('/admin/vendors/vendorB/pause').set(ADMIN).expect(200);
+      try {
+        await untilStatus(ACME, acmeFlow, IN_FLIGHT);
+        await untilStatus(GLOBEX, globexFlow, IN_FLIGHT);
+        await ctx.http().post('/documents').set(INITECH).send({ name: 'waits.pdf' }).expect(202);
+
+        const views = {
+          acme: (await ctx.http().get('/queue/stats').set(ACME).expect(200)).body,
+          globex: (await ctx.http().get('/queue/stats').set(GLOBEX).expect(200)).body,
+          initech: (await ctx.http().get('/queue/stats').set(INITECH).expect(200)).body,
+        };
+        expect(views.acme).toMatchObject({ tenant: { id: 'acme', plan: 'ENTERPRISE' }, reindexRunning: true, vendor: { name: 'vendorA', paused: false, account: 'acct-acme' } });
+        expect(views.globex).toMatchObject({ tenant: { id: 'globex', plan: 'PRO' }, reindexRunning: true, vendor: { name: 'vendorB', paused: true, account: 'acct-globex' } });
+        expect(views.initech).toMatchObject({ tenant: { id: 'initech', plan: 'FREE' }, reindexRunning: false, inFlight: { tasks: 0 }, vendor: { name: 'vendorB', paused: true } });
+        expect(views.acme.inFlight.tasks).toBeGreaterThanOrEqual(1);
+        expect(views.globex.inFlight.tasks).toBeGreaterThanOrEqual(1);
+        // nothing of another tenant: no id, account id or concurrency key anywhere in the body
+        for (const [me, view] of Object.entries(views)) {
+          const text = JSON.stringify(view);
+          for (const other of ['acme', 'globex', 'initech'].filter((t) => t !== me)) expect({ me, leaks: text.includes(other) }).toEqual({ me, leaks: false });
+        }
+
+        const all = (await ctx.http().get('/admin/queue/stats').set(ADMIN).expect(200)).body;
+        expect(all.inFlight.byTenant).toMatchObject({ acme: expect.any(Number), globex: expect.any(Number) });
+        expect(all.inFlight.byConcurrencyKey).toMatchObject({ 'reindex:acme': 1, 'reindex:globex': 1 });
+        await ctx.http().get('/admin/queue/stats').set(GLOBEX).expect(401);
+      } finally {
+        await ctx.http().post('/admin/vendors/vendorB/resume').set(ADMIN).expect(200);
+        for (const [headers, id] of [[ACME, acmeFlow], [GLOBEX, globexFlow]] as const) {
+          await ctx.http().delete(`/tasks/${id}`).set(headers).expect(200);
+          await untilStatus(headers, id, ['CANCELED']);
+        }
+      }
+    });
+
     it('runs a document to SUCCEEDED with the priority of the plan, on the plan vendor', async () => {
       const free = await ctx.http().post('/documents').set(INITECH).send({ name: 'scan.pdf', pages: 3 }).expect(202);
       const ent = await ctx.http().post('/documents').set(ACME).send({ name: 'contract.pdf' }).expect(202);
@@ -89,7 +153,7 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
         const again = await ctx.http().post('/incidents/inc-42/recover').set(INITECH).send({}).expect(202);
         expect(first.body).toMatchObject({ priorityLevel: 'URGENT', priority: 1000, kind: 'INCIDENT_RECOVERY' });
         expect(again.body.id).toBe(first.body.id);
-        const stats = await ctx.http().get('/queue/stats').set(GLOBEX).expect(200);
+        const stats = await ctx.http().get('/admin/queue/stats').set(ADMIN).expect(200);
         const levels = (stats.body.pending as Array<{ level: string; count: number }>).map((p) => p.level);
         expect(levels).toEqual(expect.arrayContaining(['URGENT', 'BATCH']));
         expect(levels.indexOf('URGENT')).toBeLessThan(levels.indexOf('BATCH'));
@@ -107,7 +171,8 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
       expect((await untilStatus(ACME, onA.body.id, ['SUCCEEDED', 'FAILED'])).status).toBe('SUCCEEDED');
       expect((await task(INITECH, onB.body.id)).status).toBe('PENDING_SUBMIT');
       const paused = await ctx.http().get('/queue/stats').set(INITECH).expect(200);
-      expect(paused.body.pausedVendors).toEqual(['vendorB']);
+      expect(paused.body.vendor).toMatchObject({ name: 'vendorB', paused: true });
+      expect((await ctx.http().get('/admin/queue/stats').set(ADMIN).expect(200)).body.pausedVendors).toEqual(['vendorB']);
       const limits = await ctx.http().post('/admin/vendors/vendorB/resume').set(ADMIN).expect(200);
       expect(limits.body.providers.vendorB.paused).toBe(false);
       expect((await untilStatus(INITECH, onB.body.id, ['SUCCEEDED', 'FAILED'])).status).toBe('SUCCEEDED');
@@ -140,7 +205,7 @@ export function demoSuite(storeName: string, store: () => StoreSelection): void 
       const first = runningA.running[0].id;
       const second = first === a1 ? a2 : a1;
       expect((await task(ACME, second)).status).toBe('PENDING_SUBMIT');
-      const stats = await ctx.http().get('/queue/stats').set(ADMIN).expect(200);
+      const stats = await ctx.http().get('/admin/queue/stats').set(ADMIN).expect(200);
       expect(stats.body.inFlight.byConcurrencyKey).toMatchObject({ 'reindex:acme': 1, 'reindex:globex': 1 });
 
       // cancelling the running one lets the waiting one start

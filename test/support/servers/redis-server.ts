@@ -12,7 +12,11 @@ export interface RedisServerHandle {
   url: string;
   dir: string;
   stop(): Promise<void>;
-  restart(): Promise<void>;
+  /**
+   * Stops the server and starts it again on the same port and dir. `downMs` keeps it down that
+   * long (an outage); `whileDown` runs once it is down, before the wait.
+   */
+  restart(opts?: { downMs?: number; whileDown?: () => void }): Promise<void>;
 }
 
 export interface RedisServerOptions {
@@ -75,9 +79,11 @@ export async function startRedisServer(opts: RedisServerOptions = {}): Promise<R
       await halt();
       dir.remove();
     },
-    async restart() {
+    async restart(opts = {}) {
       if (stopped) throw new Error('redis-server was stopped');
       await halt();
+      opts.whileDown?.();
+      if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
       await launch();
     },
   };

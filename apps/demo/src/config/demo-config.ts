@@ -43,6 +43,8 @@ export interface DemoConfig {
   port: number;
   /** Value of the x-admin-key header of the admin routes. */
   adminKey: string;
+  /** True when DEMO_ADMIN_KEY was unset and adminKey is random (main.ts prints it once). */
+  adminKeyGenerated: boolean;
   tenants: TenantConfig[];
   /** Which vendor runs the OCR of a plan's documents. */
   vendorByPlan: Record<Plan, VendorName>;

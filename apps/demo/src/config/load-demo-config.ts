@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PLANS, Plan } from '../priority/plan';
 import { storeSelectionFromEnv } from '../store/store-selection';
 import { DEFAULT_TENANTS } from './default-tenants';
@@ -6,10 +7,11 @@ import type { DemoConfig, TenantConfig, VendorConfig } from './demo-config';
 
 /**
  * The demo's configuration from environment variables (all optional):
- * PORT, DEMO_ADMIN_KEY, DEMO_TENANTS (JSON array of tenants),
+ * PORT, DEMO_ADMIN_KEY (when unset, a random key is generated for this run: main.ts prints it
+ * once), DEMO_TENANTS (JSON array of tenants),
  * DEMO_ARCHIVE_SIZE (documents per tenant per night), DEMO_ERROR_SHARE and DEMO_429_SHARE
  * (fault injection of both vendors, 0..1), DEMO_WORKER_CONCURRENCY, and the store: PQ_STORE
- * with PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL.
+ * with PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL (+ PQ_REDIS_CONNECT_TIMEOUT_MS).
  */
 export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   const faults: Partial<VendorConfig> = {};
@@ -17,7 +19,7 @@ export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig
   if (env.DEMO_429_SHARE !== undefined) faults.tooManyRequestsShare = share(env, 'DEMO_429_SHARE');
   return {
     port: int(env, 'PORT', 3000),
-    adminKey: env.DEMO_ADMIN_KEY ?? 'admin-key',
+    ...adminKey(env),
     tenants: env.DEMO_TENANTS ? parseTenants(env.DEMO_TENANTS) : DEFAULT_TENANTS,
     vendorByPlan: { [Plan.ENTERPRISE]: 'vendorA', [Plan.PRO]: 'vendorB', [Plan.FREE]: 'vendorB' },
     vendors: {
@@ -29,6 +31,13 @@ export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig
     workers: { concurrency: int(env, 'DEMO_WORKER_CONCURRENCY', 16), idlePollMs: 100, recoverEveryMs: 1000 },
     store: storeSelectionFromEnv(env),
   };
+}
+
+/** The configured admin key, or a fresh random one: never a well-known default. */
+function adminKey(env: NodeJS.ProcessEnv): Pick<DemoConfig, 'adminKey' | 'adminKeyGenerated'> {
+  const configured = env.DEMO_ADMIN_KEY?.trim();
+  if (configured) return { adminKey: configured, adminKeyGenerated: false };
+  return { adminKey: randomBytes(16).toString('hex'), adminKeyGenerated: true };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number): number {

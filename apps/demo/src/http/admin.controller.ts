@@ -3,6 +3,7 @@ import { AdmissionGuard, InjectAdmissionGuard } from 'nestjs-priority-queue';
 import { NightlyArchiveJob } from '../archive/nightly-archive.job';
 import type { VendorName } from '../config/demo-config';
 import { OCR_QUEUE } from '../queues/demo-queues';
+import { QueueDirectory } from '../queues/queue-directory';
 import { SimulatedSearchIndexer } from '../search/simulated-search-indexer';
 import { AdminKeyGuard } from '../tenancy/admin-key.guard';
 import { TenantDirectory } from '../tenancy/tenant-directory';
@@ -11,10 +12,11 @@ import { VendorDirectory } from '../vendors/vendor-directory';
 import { RunArchiveDto } from './dto/run-archive.dto';
 import { TenantQuotaDto } from './dto/tenant-quota.dto';
 import { VendorLimitsDto } from './dto/vendor-limits.dto';
+import { queueView } from './queue-views';
 import { VendorNamePipe } from './vendor-name.pipe';
 
 /**
- * Operator routes (x-admin-key): pause / resume a vendor, change limits at runtime (they live
+ * Operator routes (x-admin-key): the whole queue's stats, pause / resume a vendor, change limits at runtime (they live
  * in the store, so every worker process obeys at its next claim), run the archive now, and
  * read what the simulated vendors saw.
  */
@@ -23,12 +25,20 @@ import { VendorNamePipe } from './vendor-name.pipe';
 export class AdminController {
   constructor(
     @InjectAdmissionGuard(OCR_QUEUE) private readonly guard: AdmissionGuard,
+    private readonly queues: QueueDirectory,
     private readonly vendors: VendorDirectory,
     private readonly indexer: SimulatedSearchIndexer,
     private readonly tenants: TenantDirectory,
     private readonly timeline: TaskTimeline,
     private readonly archive: NightlyArchiveJob,
   ) {}
+
+  /** Pending and oldest wait per priority, in flight per vendor, account, tenant and key; paused vendors. */
+  @Get('queue/stats')
+  async queueStats() {
+    const [s, limits] = await Promise.all([this.queues.stats(), this.guard.getLimits()]);
+    return queueView(s, limits);
+  }
 
   @Post('vendors/:vendor/pause')
   @HttpCode(HttpStatus.OK)

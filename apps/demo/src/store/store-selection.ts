@@ -4,13 +4,14 @@ export type StoreSelection =
   | { kind: 'sqlite'; path: string }
   | { kind: 'postgres'; url: string }
   | { kind: 'mysql'; url: string }
-  | { kind: 'redis'; url: string };
+  | { kind: 'redis'; url: string; connectTimeoutMs?: number };
 
 export const STORE_KINDS = ['memory', 'sqlite', 'postgres', 'mysql', 'redis'] as const;
 
 /**
  * Reads PQ_STORE=memory (default) | sqlite | postgres | mysql | redis and the matching
- * PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL.
+ * PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL; PQ_REDIS_CONNECT_TIMEOUT_MS: how
+ * long start-up waits for Redis (default 10000).
  */
 export function storeSelectionFromEnv(env: NodeJS.ProcessEnv): StoreSelection {
   const kind = (env.PQ_STORE ?? 'memory').trim().toLowerCase();
@@ -24,10 +25,18 @@ export function storeSelectionFromEnv(env: NodeJS.ProcessEnv): StoreSelection {
     case 'mysql':
       return { kind, url: required(env, 'PQ_MYSQL_URL', 'mysql://root@127.0.0.1:3306/demo') };
     case 'redis':
-      return { kind, url: env.PQ_REDIS_URL ?? 'redis://127.0.0.1:6379' };
+      return { kind, url: env.PQ_REDIS_URL ?? 'redis://127.0.0.1:6379', connectTimeoutMs: timeoutMs(env, 'PQ_REDIS_CONNECT_TIMEOUT_MS') };
     default:
       throw new Error(`PQ_STORE must be one of ${STORE_KINDS.join(', ')}; got "${env.PQ_STORE}"`);
   }
+}
+
+function timeoutMs(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer (milliseconds), got "${raw}"`);
+  return n;
 }
 
 function required(env: NodeJS.ProcessEnv, name: string, example: string): string {
@@ -48,7 +57,7 @@ export function describeStore(s: StoreSelection): string {
   }
 }
 
-function redact(url: string): string {
+export function redact(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
