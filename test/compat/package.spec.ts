@@ -1,0 +1,166 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as ts from 'typescript';
+import { COMBINATIONS, NEXT_DRIVERS, NODE_RUNTIMES } from './matrix';
+import { packLibrary, REPO_ROOT, type PackedLibrary } from './support/tarball';
+
+// semver comes with npm's own tooling in node_modules; a local type keeps it dependency-free
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const semver = require('semver') as { satisfies(v: string, range: string): boolean };
+
+/** Where the repository is published; the package README links there (package.json repository). */
+const REPO_URL = 'https://github.com/nestjs-priority-queue/nestjs-priority-queue';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+interface PackageJson {
+  name: string;
+  license: string;
+  keywords: string[];
+  repository: { type: string; url: string; directory: string };
+  sideEffects: boolean;
+  files: string[];
+  engines: { node: string };
+  main: string;
+  types: string;
+  exports: Record<string, string | { types: string; default: string }>;
+  typesVersions: Record<string, Record<string, string[]>>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+}
+
+/** Names a class declares as public methods, or an interface as properties, in a .d.ts. */
+function membersOf(dts: string, name: string): string[] {
+  const sf = ts.createSourceFile(dts, readFileSync(dts, 'utf8'), ts.ScriptTarget.ES2022, true);
+  const out: string[] = [];
+  const visit = (n: ts.Node): void => {
+    if ((ts.isClassDeclaration(n) || ts.isInterfaceDeclaration(n)) && n.name?.text === name) {
+      for (const m of n.members) {
+        const mods = ts.canHaveModifiers(m) ? (ts.getModifiers(m) ?? []) : [];
+        if (mods.some((x) => x.kind === ts.SyntaxKind.PrivateKeyword || x.kind === ts.SyntaxKind.ProtectedKeyword)) continue;
+        if (m.name && (ts.isIdentifier(m.name) || ts.isStringLiteral(m.name))) out.push(m.name.text);
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return [...new Set(out)];
+}
+
+/** Every name an entry point's .d.ts exports (following `export ... from` chains). */
+function exportedNames(dts: string): string[] {
+  const program = ts.createProgram([dts], { noEmit: true, skipLibCheck: true, types: [] });
+  const checker = program.getTypeChecker();
+  const sf = program.getSourceFile(dts)!;
+  return checker.getExportsOfModule(checker.getSymbolAtLocation(sf)!).map((s) => s.name);
+}
+
+describe('the npm package (packed as npm publish would)', () => {
+  let lib: PackedLibrary;
+  let pkg: PackageJson;
+  let files: string[];
+  let readme: string;
+
+  beforeAll(async () => {
+    lib = await packLibrary();
+    pkg = JSON.parse(readFileSync(join(lib.packageDir, 'package.json'), 'utf8')) as PackageJson;
+    files = filesUnder(lib.packageDir).map((f) => relative(lib.packageDir, f));
+    readme = readFileSync(join(lib.packageDir, 'README.md'), 'utf8');
+  }, 300_000);
+
+  it('ships README, LICENSE, the compiled entry points and the Lua scripts, and no sources or source maps', () => {
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
+    expect(readFileSync(join(lib.packageDir, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : [e.types, e.default]))];
+    for (const paths of Object.values(pkg.typesVersions['*'])) targets.push(...paths);
+    for (const t of targets) expect({ target: t, shipped: existsSync(join(lib.packageDir, t)) }).toEqual({ target: t, shipped: true });
+    const lua = readdirSync(join(REPO_ROOT, 'libs/priority-queue/src/stores/redis/lua'));
+    for (const l of lua) expect(files).toContain(`dist/stores/redis/lua/${l}`);
+    const unexpected = files.filter((f) => !/^(README\.md|LICENSE|package\.json|dist\/.*\.(js|d\.ts|lua))$/.test(f));
+    expect(unexpected).toEqual([]);
+    for (const f of files.filter((x) => x.endsWith('.js'))) {
+      expect({ f, map: readFileSync(join(lib.packageDir, f), 'utf8').includes('sourceMappingURL') }).toEqual({ f, map: false });
+    }
+  });
+
+  it('its published types never name an optional peer the app may not have (prom-client)', () => {
+    for (const f of files.filter((x) => x.endsWith('.d.ts'))) {
+      const text = readFileSync(join(lib.packageDir, f), 'utf8');
+      expect({ f, promClient: /from 'prom-client'|import\('prom-client'\)/.test(text) }).toEqual({ f, promClient: false });
+    }
+  });
+
+  it('has the metadata a registry page shows: license, repository, keywords, sideEffects', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.repository).toEqual({ type: 'git', url: `git+${REPO_URL}.git`, directory: 'libs/priority-queue' });
+    expect(pkg.keywords).toEqual(expect.arrayContaining(['nestjs', 'queue', 'priority-queue', 'redis', 'typeorm']));
+    expect(pkg.sideEffects).toBe(false);
+  });
+
+  it('claims in engines and peer ranges exactly what the compatibility matrix tests', () => {
+    const majors = Object.values(NODE_RUNTIMES).map((r) => r.major);
+    expect(pkg.engines.node).toBe('^20.19.0 || ^22.12.0 || ^24.0.0');
+    expect(pkg.engines.node.match(/\^(\d+)\./g)!.map((m) => Number(m.slice(1, -1)))).toEqual(majors);
+    // every claimed major of a peer is pinned by some app of the matrix (or the next-drivers run), and every pin satisfies the range
+    const lines = (range: string) => range.split('||').map((r) => r.trim().replace(/^\^/, '').split('.').slice(0, r.trim().startsWith('^0.') ? 2 : 1).join('.'));
+    const lineOf = (v: string) => (v.startsWith('0.') ? v.split('.').slice(0, 2).join('.') : v.split('.')[0]);
+    for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'typeorm', 'ioredis']) {
+      const range = pkg.peerDependencies[peer];
+      const pinned = COMBINATIONS.map((c) => c.dependencies[peer]).concat((NEXT_DRIVERS as Record<string, string>)[peer] ?? []);
+      for (const v of pinned) expect({ peer, v, ok: semver.satisfies(v, range) }).toEqual({ peer, v, ok: true });
+      expect({ peer, lines: lines(range).sort() }).toEqual({ peer, lines: [...new Set(pinned.map(lineOf))].sort() });
+    }
+    expect(pkg.peerDependencies).toMatchObject({ '@nestjs/common': '^11.0.0 || ^12.0.0', typeorm: '^0.3.20 || ^1.0.0', ioredis: '^5.4.0 || ^6.0.0' });
+    for (const optional of ['typeorm', 'ioredis', 'prom-client']) expect(pkg.peerDependenciesMeta[optional]).toEqual({ optional: true });
+  });
+
+  it('its README links only to absolute URLs, and those into the repository point at files that exist', () => {
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
+    expect(links.length).toBeGreaterThan(3);
+    for (const link of links) expect({ link, absolute: /^https:\/\//.test(link) }).toEqual({ link, absolute: true });
+    for (const link of links.filter((l) => l.startsWith(`${REPO_URL}/`))) {
+      const m = /^https:\/\/github\.com\/[^/]+\/[^/]+\/(?:blob|tree)\/main\/([^#?]+)/.exec(link);
+      expect({ link, inRepo: !!m && existsSync(join(REPO_ROOT, m[1])) }).toEqual({ link, inRepo: true });
+    }
+    expect(pkg.repository.url).toBe(`git+${REPO_URL}.git`);
+  });
+
+  it('its README documents every export, every TaskManager and AdmissionGuard method and every option', () => {
+    const dist = join(lib.packageDir, 'dist');
+    const mentioned = (name: string) => new RegExp(`\\b${name.replace(/[$]/g, '\\$&')}\\b`).test(readme);
+    const names = [
+      ...exportedNames(join(dist, 'index.d.ts')),
+      ...exportedNames(join(dist, 'redis.d.ts')),
+      ...exportedNames(join(dist, 'typeorm.d.ts')),
+      ...membersOf(join(dist, 'nest/task-manager.service.d.ts'), 'TaskManager'),
+      ...membersOf(join(dist, 'nest/admission-guard.service.d.ts'), 'AdmissionGuard'),
+      ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'PriorityQueueModuleOptions'),
+      ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'WorkerModuleOptions'),
+      ...membersOf(join(dist, 'core/handler.d.ts'), 'TaskTypeOptions'),
+      ...membersOf(join(dist, 'core/validation.d.ts'), 'SubmitInput'),
+      ...membersOf(join(dist, 'core/task.d.ts'), 'Task'),
+      ...membersOf(join(dist, 'stores/redis/redis-task-store.d.ts'), 'RedisTaskStoreOptions'),
+      ...membersOf(join(dist, 'stores/typeorm/typeorm-task-store.d.ts'), 'TypeOrmTaskStoreOptions'),
+    ].filter((n) => n !== 'constructor');
+    expect(names.length).toBeGreaterThan(100);
+    expect(names.filter((n) => !mentioned(n))).toEqual([]);
+    expect(readme).toMatch(/npm install nestjs-priority-queue @nestjs\/common @nestjs\/core @nestjs\/schedule reflect-metadata rxjs/);
+  });
+
+  it("its README's tested-with table names the versions the matrix pins", () => {
+    for (const c of COMBINATIONS) {
+      for (const pkgName of ['@nestjs/core', '@nestjs/schedule', 'typeorm', 'ioredis', 'typescript', 'bullmq']) {
+        const v = c.dependencies[pkgName];
+        if (v) expect({ app: c.id, pkgName, v, inReadme: readme.includes(v) }).toEqual({ app: c.id, pkgName, v, inReadme: true });
+      }
+    }
+  });
+
+  it('the repository README keeps the two workspace commands at the top', () => {
+    const top = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8').split('\n').slice(0, 8).join('\n');
+    expect(top).toContain('npm install && npm start');
+    expect(top).toContain('npm test');
+  });
+});
