@@ -30,7 +30,7 @@ function runtimeExports(request: string): string[] {
  * worker) stays out and is imported by tests from '@pq/internal'.
  */
 const ROOT_EXPORTS = [
-  'ALL_STATUSES', 'AdmissionGuard', 'HandlerRegistrationError', 'IN_FLIGHT_STATUSES', 'InjectTaskStore', 'InvalidStateError',
+  'ALL_STATUSES', 'AdmissionGuard', 'DeadlinePassedError', 'HandlerRegistrationError', 'IdempotencyConflictError', 'IN_FLIGHT_STATUSES', 'InjectTaskStore', 'InvalidStateError',
   'MemoryTaskStore', 'NotSubmittedError', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError', 'PriorityQueueMetrics',
   'PriorityQueueModule', 'PriorityTask', 'StaleLeaseError', 'StoreClosedError', 'TERMINAL_STATUSES', 'TaskManager',
   'TaskNotFoundError', 'TaskStatus', 'UnknownTaskTypeError', 'ValidationError', 'isInFlight', 'isTerminal',

@@ -7,7 +7,8 @@ import {
   ValidationError,
   fenceOf,
 } from '../../libs/priority-queue/src/core';
-import { queueKeys, RedisTaskStore } from '../../libs/priority-queue/src/redis';
+import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
+import { queueKeys } from '../../libs/priority-queue/src/stores/redis/keys';
 import { noopTask } from './support/fixtures';
 import { useRedisStores } from './support/redis-stores';
 

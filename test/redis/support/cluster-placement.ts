@@ -1,4 +1,4 @@
-import { queueKeys } from '../../../libs/priority-queue/src/redis';
+import { queueKeys } from '../../../libs/priority-queue/src/stores/redis/keys';
 import type { ClusterNode, RedisClusterHandle } from '../../support/servers/redis-cluster';
 
 /** Where one queue's keys live on a Redis Cluster. */
