@@ -21,7 +21,6 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
-    '^@pq/internal$': '<rootDir>/test/support/internal.ts',
     '^nestjs-priority-queue$': '<rootDir>/libs/priority-queue/src',
     '^nestjs-priority-queue/(.*)$': '<rootDir>/libs/priority-queue/src/$1',
   },

@@ -30,7 +30,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { MemoryTaskStore, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from '@pq/internal';
+import { MemoryTaskStore } from 'nestjs-priority-queue';
+import { PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from 'nestjs-priority-queue/core';
 import { seededRandom } from './lib/rng';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 1_000_000);

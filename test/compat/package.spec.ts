@@ -106,7 +106,7 @@ describe('the npm package (packed as npm publish would)', () => {
     // every claimed major of a peer is pinned by some app of the matrix (or the next-drivers run), and every pin satisfies the range
     const lines = (range: string) => range.split('||').map((r) => r.trim().replace(/^\^/, '').split('.').slice(0, r.trim().startsWith('^0.') ? 2 : 1).join('.'));
     const lineOf = (v: string) => (v.startsWith('0.') ? v.split('.').slice(0, 2).join('.') : v.split('.')[0]);
-    for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'typeorm', 'ioredis']) {
+    for (const peer of ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', '@nestjs/terminus', 'typeorm', 'ioredis']) {
       const range = pkg.peerDependencies[peer];
       const pinned = COMBINATIONS.map((c) => c.dependencies[peer]).concat((NEXT_DRIVERS as Record<string, string>)[peer] ?? []);
       for (const v of pinned) expect({ peer, v, ok: semver.satisfies(v, range) }).toEqual({ peer, v, ok: true });
@@ -134,10 +134,22 @@ describe('the npm package (packed as npm publish would)', () => {
       ...exportedNames(join(dist, 'index.d.ts')),
       ...exportedNames(join(dist, 'redis.d.ts')),
       ...exportedNames(join(dist, 'typeorm.d.ts')),
+      ...exportedNames(join(dist, 'health.d.ts')),
       ...membersOf(join(dist, 'nest/task-manager.service.d.ts'), 'TaskManager'),
       ...membersOf(join(dist, 'nest/admission-guard.service.d.ts'), 'AdmissionGuard'),
       ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'PriorityQueueModuleOptions'),
       ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'WorkerModuleOptions'),
+      ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'QueueOptions'),
+      ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'RegisterQueueOptions'),
+      ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'RegisterQueueAsyncOptions'),
+      ...membersOf(join(dist, 'nest/priority-task.decorator.d.ts'), 'PriorityTaskOptions'),
+      ...membersOf(join(dist, 'nest/on-task-event.decorator.d.ts'), 'OnTaskEventOptions'),
+      ...membersOf(join(dist, 'core/wait-for.d.ts'), 'WaitForOptions'),
+      ...membersOf(join(dist, 'stores/redis/redis-store.factory.d.ts'), 'RedisStoreWithUrl'),
+      ...membersOf(join(dist, 'stores/redis/redis-store.factory.d.ts'), 'RedisStoreCommon'),
+      ...membersOf(join(dist, 'stores/typeorm/typeorm-store.factory.d.ts'), 'TypeOrmStoreOptions'),
+      ...membersOf(join(dist, 'health/priority-queue-health.indicator.d.ts'), 'PriorityQueueHealthOptions'),
+      ...membersOf(join(dist, 'health/priority-queue-health.indicator.d.ts'), 'QueueHealth'),
       ...membersOf(join(dist, 'core/handler.d.ts'), 'TaskTypeOptions'),
       ...membersOf(join(dist, 'core/validation.d.ts'), 'SubmitInput'),
       ...membersOf(join(dist, 'core/task.d.ts'), 'Task'),
@@ -151,7 +163,7 @@ describe('the npm package (packed as npm publish would)', () => {
 
   it("its README's tested-with table names the versions the matrix pins", () => {
     for (const c of COMBINATIONS) {
-      for (const pkgName of ['@nestjs/core', '@nestjs/schedule', 'typeorm', 'ioredis', 'typescript', 'bullmq']) {
+      for (const pkgName of ['@nestjs/core', '@nestjs/schedule', '@nestjs/terminus', 'typeorm', 'ioredis', 'typescript', 'bullmq']) {
         const v = c.dependencies[pkgName];
         if (v) expect({ app: c.id, pkgName, v, inReadme: readme.includes(v) }).toEqual({ app: c.id, pkgName, v, inReadme: true });
       }

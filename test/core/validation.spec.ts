@@ -8,11 +8,12 @@ import {
   validatePriority,
   validateSubmitInput,
   validateTaskId,
+  PriorityQueue,
   ValidationError,
   type SubmitInput,
   type TaskStore,
 } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore, PriorityQueue } from '@pq/internal';
+import { MemoryTaskStore } from 'nestjs-priority-queue';
 
 const ok: SubmitInput = { type: 't', payload: { a: [1, 'x', null, true, { b: 2.5 }] } };
 

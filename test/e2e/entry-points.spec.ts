@@ -27,13 +27,18 @@ function runtimeExports(request: string): string[] {
 /**
  * The curated public API. A new export goes here, in libs/priority-queue/src/index.ts and in the
  * package README; an internal (order keys, GCRA, lane keys, validation helpers, the core queue and
- * worker) stays out and is imported by tests from '@pq/internal'.
+ * worker, event transports) stays out and is imported by tests by relative path or through the
+ * workspace alias of a source folder (`nestjs-priority-queue/core`, jest.config.js), which the
+ * package does not export.
  */
 const ROOT_EXPORTS = [
-  'ALL_STATUSES', 'AdmissionGuard', 'DeadlinePassedError', 'HandlerRegistrationError', 'IdempotencyConflictError', 'IN_FLIGHT_STATUSES', 'InjectTaskStore', 'InvalidStateError',
-  'MemoryTaskStore', 'NotSubmittedError', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError', 'PriorityQueueMetrics',
-  'PriorityQueueModule', 'PriorityTask', 'StaleLeaseError', 'StoreClosedError', 'TERMINAL_STATUSES', 'TaskManager',
-  'TaskNotFoundError', 'TaskStatus', 'UnknownTaskTypeError', 'ValidationError', 'isInFlight', 'isTerminal',
+  'ALL_STATUSES', 'AdmissionGuard', 'ConfigurationError', 'DEFAULT_QUEUE_NAME', 'DeadlinePassedError', 'HandlerRegistrationError',
+  'IN_FLIGHT_STATUSES', 'IdempotencyConflictError', 'InjectAdmissionGuard', 'InjectTaskManager', 'InjectTaskStore', 'InvalidStateError',
+  'MemoryTaskStore', 'NotSubmittedError', 'OnTaskEvent', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError',
+  'PriorityQueueExceptionFilter', 'PriorityQueueMetrics', 'PriorityQueueModule', 'PriorityQueueRegistry', 'PriorityTask', 'QueueNotFoundError',
+  'StaleLeaseError', 'StoreClosedError', 'StoreUnavailableError', 'TERMINAL_STATUSES', 'TaskManager', 'TaskNotFoundError', 'TaskStatus',
+  'UnknownTaskTypeError', 'ValidationError', 'WaitTimeoutError', 'WrongQueueError', 'getAdmissionGuardToken', 'getTaskManagerToken',
+  'getTaskStoreToken', 'isInFlight', 'isTerminal', 'memoryStore',
 ];
 
 describe('entry points', () => {
@@ -45,17 +50,17 @@ describe('entry points', () => {
     }
   });
 
-  it('the /redis and /typeorm entries export their store and nothing of its internals', () => {
-    expect(runtimeExports('nestjs-priority-queue/redis')).toEqual(['RedisTaskStore']);
-    expect(runtimeExports('nestjs-priority-queue/typeorm')).toEqual(['TypeOrmTaskStore', 'priorityQueueMigrations']);
+  it('the /redis and /typeorm entries export their store and its factory, nothing of its internals', () => {
+    expect(runtimeExports('nestjs-priority-queue/redis')).toEqual(['RedisTaskStore', 'redisStore']);
+    expect(runtimeExports('nestjs-priority-queue/typeorm')).toEqual(['TypeOrmTaskStore', 'priorityQueueMigrations', 'typeormStore']);
   });
 
-  it('tests and apps import internals through @pq/internal or a relative path, never through the package root', () => {
-    // the alias resolves to the whole library, the root only to the curated list
-    expect(runtimeExports('@pq/internal')).toEqual(expect.arrayContaining(['gcra', 'laneKey', 'PriorityQueue', ...ROOT_EXPORTS]));
+  it('internals are reachable in the workspace only: the package exports no source folder', () => {
+    expect(runtimeExports('nestjs-priority-queue/core')).toEqual(expect.arrayContaining(['gcra', 'laneKey', 'PriorityQueue', 'Worker']));
     const mapper = (require(join(root, 'jest.config.js')) as { moduleNameMapper: Record<string, string> }).moduleNameMapper;
     expect(mapper['^nestjs-priority-queue$']).toBe('<rootDir>/libs/priority-queue/src');
-    expect(mapper['^@pq/internal$']).toBe('<rootDir>/test/support/internal.ts');
+    const pkg = require(join(root, 'libs/priority-queue/package.json')) as { exports: Record<string, unknown> };
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './health', './package.json', './redis', './typeorm']);
   });
 
   it('the root entry loads no database driver', () => {

@@ -1,8 +1,8 @@
 import { Module, type LoggerService } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { ManualClock } from 'nestjs-priority-queue/core';
 import {
-  ManualClock,
   memoryStore,
   NotSubmittedError,
   PriorityQueueModule,

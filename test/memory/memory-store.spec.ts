@@ -3,7 +3,6 @@ import {
   INT32_MAX,
   INT32_MIN,
   ManualClock,
-  MemoryTaskStore,
   StaleLeaseError,
   StoreClosedError,
   TaskNotFoundError,
@@ -11,7 +10,8 @@ import {
   ValidationError,
   type NewTask,
   type Task,
-} from '@pq/internal';
+} from 'nestjs-priority-queue/core';
+import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { Harness, ids, T0 } from '../contract/harness';
 
 /** The parts of the store's state these tests look at. */

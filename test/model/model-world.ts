@@ -199,7 +199,7 @@ export function opArb(w: ModelWorld, p: Policies): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('recordPoll' as const), pick, status: pollStatus, delayMs: fc.constantFrom(0, 700), pollErrors: fc.nat({ max: 3 }) }) },
     {
       weight: 3,
-      arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, status: fc.constantFrom(TaskStatus.SUCCEEDED as const, TaskStatus.FAILED as const, TaskStatus.CANCELED as const) }),
+      arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, status: fc.constantFrom(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED) }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick, delayMs: fc.constantFrom(0, 300, 2000) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick }) },

@@ -1,7 +1,7 @@
 /**
  * Tiny require hook: lets child processes of tests (and scripts) load TypeScript through
  * @swc/core's transformSync, with the same settings as jest.config.js and the
- * `nestjs-priority-queue` and `@pq/internal` path aliases. Use: `node -r ./test/support/register.js file.ts`.
+ * `nestjs-priority-queue` path alias. Use: `node -r ./test/support/register.js file.ts`.
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -10,12 +10,10 @@ const { transformSync } = require('@swc/core');
 
 const root = path.resolve(__dirname, '..', '..');
 const libSrc = path.join(root, 'libs', 'priority-queue', 'src');
-const internal = path.join(root, 'test', 'support', 'internal.ts');
 
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, parent, ...rest) {
-  if (request === '@pq/internal') request = internal;
-  else if (request === 'nestjs-priority-queue') request = libSrc;
+  if (request === 'nestjs-priority-queue') request = libSrc;
   else if (request.startsWith('nestjs-priority-queue/')) request = path.join(libSrc, request.slice(22));
   return resolve.call(this, request, parent, ...rest);
 };
