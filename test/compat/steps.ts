@@ -3,7 +3,7 @@ import type { Combination } from './matrix';
 /**
  * The steps of the compatibility app (test/compat/app/src/steps), in run order, and which apps
  * get each. A step with `needs` runs only in apps whose dependencies include every package named
- * (at the given major or later). Next steps to add here: a named queue, the health indicator.
+ * (at the given major or later).
  */
 export interface StepEntry {
   /** File in app/src/steps, without extension. */
@@ -15,6 +15,9 @@ export interface StepEntry {
 
 export const STEPS: StepEntry[] = [
   { file: 'handler-succeeds', exportName: 'handlerSucceeds' },
+  { file: 'named-queue', exportName: 'namedQueue' },
+  { file: 'health', exportName: 'health', needs: [{ pkg: '@nestjs/terminus' }] },
+  { file: 'exception-filter', exportName: 'exceptionFilter' },
   { file: 'bullmq-side-by-side', exportName: 'bullmqSideBySide', needs: [{ pkg: 'bullmq' }] },
 ];
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { PriorityQueueModule } from 'nestjs-priority-queue';
@@ -10,9 +10,10 @@ import { ALL_STEPS } from './steps/index.js';
 import { openStore, type OpenStore, type StoreName } from './stores.js';
 
 /**
- * The compatibility app: for each store of COMPAT_STORES it builds a Nest application on it with
- * every step of steps/index.ts whose packages are installed, runs the steps and prints one
- * result line (RESULT_MARKER + JSON) that test/compat reads. Exit code 0 when every step passed.
+ * The compatibility app: for each store of COMPAT_STORES it builds a Nest HTTP application on it
+ * (listening on a free loopback port) with the steps of steps/index.ts, runs them and prints one
+ * result line (RESULT_MARKER + JSON) that test/compat reads. Exit code 0 when every step passed;
+ * the process must then end by itself.
  */
 const RESULT_MARKER = 'PQ-COMPAT-RESULT ';
 const EXIT_GRACE_MS = 10_000;
@@ -32,10 +33,11 @@ class CompatAppModule {
       module: CompatAppModule,
       imports: [
         ScheduleModule.forRoot(),
-        PriorityQueueModule.forRoot({ store: store.config, workers: { concurrency: 4, idlePollMs: 50, recoverEveryMs: 500 } }),
+        PriorityQueueModule.forRoot({ store: store.backend, workers: { concurrency: 4, idlePollMs: 50, recoverEveryMs: 500 }, logLevel: 'warn' }),
         ...steps.flatMap((s) => s.imports ?? []),
       ],
       providers: steps.flatMap((s) => s.providers ?? []),
+      controllers: steps.flatMap((s) => s.controllers ?? []),
     };
   }
 }
@@ -63,12 +65,14 @@ async function runOn(storeName: StoreName, steps: CompatStep[], results: StepRes
     return;
   }
   try {
-    const app = await NestFactory.createApplicationContext(CompatAppModule.on(store, mine), { logger: ['error', 'warn'] });
+    const app: INestApplication = await NestFactory.create(CompatAppModule.on(store, mine), { logger: ['error', 'warn'] });
     try {
+      await app.listen(0, '127.0.0.1');
+      const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
       for (const step of mine) {
         const t0 = Date.now();
         try {
-          const detail = await step.run(app, store);
+          const detail = await step.run(app, { store, baseUrl });
           results.push({ store: storeName, step: step.name, ok: true, ms: Date.now() - t0, ...(detail ? { detail } : {}) });
         } catch (e) {
           results.push({ store: storeName, step: step.name, ok: false, ms: Date.now() - t0, detail: message(e) });
@@ -90,7 +94,7 @@ async function main(): Promise<void> {
   const results: StepResult[] = [];
   for (const s of stores) await runOn(s, steps, results);
   const versions = Object.fromEntries(
-    ['nestjs-priority-queue', '@nestjs/core', '@nestjs/common', '@nestjs/schedule', 'typeorm', 'ioredis', 'bullmq', 'better-sqlite3', 'typescript'].map((p) => [p, installed(p)]),
+    ['nestjs-priority-queue', '@nestjs/core', '@nestjs/common', '@nestjs/schedule', '@nestjs/terminus', 'typeorm', 'ioredis', 'bullmq', 'better-sqlite3', 'typescript'].map((p) => [p, installed(p)]),
   );
   process.stdout.write(`${RESULT_MARKER}${JSON.stringify({ node: process.version, versions, results })}\n`);
   process.exitCode = results.every((r) => r.ok) ? 0 : 1;
