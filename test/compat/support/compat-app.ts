@@ -121,8 +121,9 @@ export class CompatApp {
     const parsed = JSON.parse(line.slice(RESULT_MARKER.length)) as { versions: Record<string, string | null>; results: StepResult[] };
     const failed = parsed.results.filter((r) => !r.ok);
     if (failed.length || app.code !== 0) {
-      const why = failed.map((f) => `${f.store} store, step "${f.step}": ${f.detail ?? ''}`).join('\n');
-      throw new CompatFailure(this.what, 'running the app', 'node dist/main.js', app, why || `exit code ${app.code}`);
+      const why = failed.map((f) => `${f.store} store, step "${f.step}": ${(f.detail ?? '').split('\n').slice(0, 6).join('\n    ')}`).join('\n  ');
+      const rest = { ...app, output: app.output.split('\n').filter((l) => !l.startsWith(RESULT_MARKER)).join('\n') };
+      throw new CompatFailure(this.what, 'running the app', 'node dist/main.js', rest, why ? `\n  ${why}` : `exit code ${app.code}`);
     }
     return parsed;
   }

@@ -10,8 +10,9 @@ export const health: CompatStep = {
     const indicator = app.get(PriorityQueueHealthIndicator);
     const result = await app.get(HealthCheckService).check([() => indicator.isHealthy('queues', { maxOldestWaitMs: 60_000 })]);
     expectJson(result.status, 'ok', 'health status');
-    const queues = result.info?.queues as Record<string, unknown> | undefined;
-    if (!queues || !('default' in queues)) throw new Error(`no default queue in the health details: ${JSON.stringify(result)}`);
-    return `queues: ${Object.keys(queues).filter((k) => k !== 'status').join(', ')}`;
+    const queues = (result.info?.queues as { queues?: Record<string, { store: string; workers: string }> } | undefined)?.queues;
+    if (!queues) throw new Error(`no per-queue details in the health result: ${JSON.stringify(result)}`);
+    for (const [name, q] of Object.entries(queues)) expectJson([q.store, q.workers], ['up', 'running'], `health of queue ${name}`);
+    return `queues: ${Object.keys(queues).join(', ')}`;
   },
 };
