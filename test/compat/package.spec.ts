@@ -70,7 +70,7 @@ describe('the npm package (packed as npm publish would)', () => {
     readme = readFileSync(join(lib.packageDir, 'README.md'), 'utf8');
   }, 300_000);
 
-  it('ships README, LICENSE, the compiled entry points and the Lua scripts, and no sources or source maps', () => {
+  it('ships README, LICENSE, the compiled entry points, the Lua scripts and the dashboard page, and no sources or source maps', () => {
     expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
     expect(readFileSync(join(lib.packageDir, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
     const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : [e.types, e.default]))];
@@ -78,7 +78,9 @@ describe('the npm package (packed as npm publish would)', () => {
     for (const t of targets) expect({ target: t, shipped: existsSync(join(lib.packageDir, t)) }).toEqual({ target: t, shipped: true });
     const lua = readdirSync(join(REPO_ROOT, 'libs/priority-queue/src/stores/redis/lua'));
     for (const l of lua) expect(files).toContain(`dist/stores/redis/lua/${l}`);
-    const unexpected = files.filter((f) => !/^(README\.md|LICENSE|package\.json|dist\/.*\.(js|d\.ts|lua))$/.test(f));
+    const assets = readdirSync(join(REPO_ROOT, 'libs/priority-queue/src/dashboard/assets'));
+    for (const a of assets) expect(files).toContain(`dist/dashboard/assets/${a}`);
+    const unexpected = files.filter((f) => !/^(README\.md|LICENSE|package\.json|dist\/.*\.(js|d\.ts|lua)|dist\/dashboard\/assets\/[^/]+)$/.test(f));
     expect(unexpected).toEqual([]);
     for (const f of files.filter((x) => x.endsWith('.js'))) {
       expect({ f, map: readFileSync(join(lib.packageDir, f), 'utf8').includes('sourceMappingURL') }).toEqual({ f, map: false });
@@ -135,6 +137,8 @@ describe('the npm package (packed as npm publish would)', () => {
       ...exportedNames(join(dist, 'redis.d.ts')),
       ...exportedNames(join(dist, 'typeorm.d.ts')),
       ...exportedNames(join(dist, 'health.d.ts')),
+      ...exportedNames(join(dist, 'dashboard.d.ts')),
+      ...membersOf(join(dist, 'dashboard/dashboard.options.d.ts'), 'PriorityQueueDashboardOptions'),
       ...membersOf(join(dist, 'nest/task-manager.service.d.ts'), 'TaskManager'),
       ...membersOf(join(dist, 'nest/admission-guard.service.d.ts'), 'AdmissionGuard'),
       ...membersOf(join(dist, 'nest/priority-queue.options.d.ts'), 'PriorityQueueModuleOptions'),

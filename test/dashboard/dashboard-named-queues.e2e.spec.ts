@@ -1,7 +1,8 @@
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
-import { Messages, PriorityQueueModule, PriorityQueueRegistry, memoryStore } from 'nestjs-priority-queue';
+import { PriorityQueueModule, PriorityQueueRegistry, memoryStore } from 'nestjs-priority-queue';
+import { Messages } from 'nestjs-priority-queue/core';
 import { DASHBOARD_WRITE_HEADER, PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { ADMIN_KEY, TestAdminGuard } from './support/dashboard-app';
 

@@ -60,7 +60,7 @@ describe('entry points', () => {
     const mapper = (require(join(root, 'jest.config.js')) as { moduleNameMapper: Record<string, string> }).moduleNameMapper;
     expect(mapper['^nestjs-priority-queue$']).toBe('<rootDir>/libs/priority-queue/src');
     const pkg = require(join(root, 'libs/priority-queue/package.json')) as { exports: Record<string, unknown> };
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './health', './package.json', './redis', './typeorm']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './dashboard', './health', './package.json', './redis', './typeorm']);
   });
 
   it('the root entry loads no database driver', () => {
