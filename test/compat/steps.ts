@@ -18,6 +18,7 @@ export const STEPS: StepEntry[] = [
   { file: 'named-queue', exportName: 'namedQueue' },
   { file: 'health', exportName: 'health', needs: [{ pkg: '@nestjs/terminus' }] },
   { file: 'exception-filter', exportName: 'exceptionFilter' },
+  { file: 'dashboard', exportName: 'dashboard' },
   { file: 'bullmq-side-by-side', exportName: 'bullmqSideBySide', needs: [{ pkg: 'bullmq' }] },
 ];
 
