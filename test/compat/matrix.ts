@@ -4,6 +4,7 @@
  * see support/cache.ts). The package's peer ranges and `engines` must be covered by this file
  * (test/compat/package.spec.ts checks it).
  */
+import { NODE_BUILDS } from '../support/node-builds';
 
 export interface Combination {
   /** Short id, used in cache keys and test names. */
@@ -103,11 +104,14 @@ export interface NodeRuntime {
   version: 'system' | string;
 }
 
-/** Node.js lines the package supports (engines): the system one plus the LTS lines from npm. */
+/**
+ * Node.js lines the package supports (engines): the system one plus the LTS lines from npm
+ * (versions pinned in test/support/node-builds.ts, shared with the benchmarks).
+ */
 export const NODE_RUNTIMES: Record<'node20' | 'node22' | 'node24', NodeRuntime> = {
   node20: { major: 20, version: 'system' },
-  node22: { major: 22, version: '22.23.5' },
-  node24: { major: 24, version: '24.22.3' },
+  node22: { major: 22, version: NODE_BUILDS['22'] },
+  node24: { major: 24, version: NODE_BUILDS['24'] },
 };
 
 /**

