@@ -10,6 +10,7 @@ import {
   PriorityQueueModule,
   PriorityQueueRegistry,
   TaskStatus,
+  ValidationError,
   WrongQueueError,
   type ClusterTaskEvent,
   type TaskManager,
@@ -17,7 +18,7 @@ import {
 import { RedisTaskStore, redisStore } from 'nestjs-priority-queue/redis';
 import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { freePort } from '../support/servers/common';
-import { createQueuesApp, EmailHandler, eventually, EventRecorder, PdfHandler, Producer } from './support/queues-app';
+import { createQueuesApp, EmailHandler, eventually, EventRecorder, historiesAfterOneTask, PdfHandler, Producer } from './support/queues-app';
 
 const root = join(__dirname, '..', '..');
 let server: RedisServerHandle;
@@ -55,6 +56,19 @@ describe('named queues on Redis (e2e, real server)', () => {
       await app.close();
     }
     expect(backend.connection.status).toBe('end');
+  });
+
+  it("passes redisStore's historyLimit to every queue's store (history is off by default on Redis); a bad one is refused at the call", async () => {
+    const on = await createQueuesApp({ store: redisStore({ url: server.url, prefix: prefix(), historyLimit: 2 }) });
+    const off = await createQueuesApp({ store: redisStore({ url: server.url, prefix: prefix() }) });
+    try {
+      expect(await historiesAfterOneTask(on)).toEqual({ reports: ['SUBMITTING', 'SUCCEEDED'], mail: ['SUBMITTING', 'SUCCEEDED'] });
+      expect(await historiesAfterOneTask(off)).toEqual({ reports: [], mail: [] });
+    } finally {
+      await on.close();
+      await off.close();
+    }
+    expect(() => redisStore({ url: server.url, historyLimit: -1 })).toThrow(ValidationError);
   });
 
   it('leaves a connection the app passed open after shutdown', async () => {

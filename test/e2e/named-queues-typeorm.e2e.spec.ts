@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { ConfigurationError, TaskStatus } from 'nestjs-priority-queue';
+import { ConfigurationError, TaskStatus, ValidationError } from 'nestjs-priority-queue';
 import { TypeOrmTaskStore, typeormStore } from 'nestjs-priority-queue/typeorm';
 import { openDatabase, type OpenDatabase } from '../typeorm/typeorm-dialects';
-import { createQueuesApp, eventually, EventRecorder, PdfHandler, Producer } from './support/queues-app';
+import { createQueuesApp, eventually, EventRecorder, historiesAfterOneTask, PdfHandler, Producer } from './support/queues-app';
 
 describe('named queues on TypeORM: cross-process events (e2e, real PostgreSQL; SQLite)', () => {
   let pg: OpenDatabase;
@@ -60,6 +60,21 @@ describe('named queues on TypeORM: cross-process events (e2e, real PostgreSQL; S
       await other.destroy();
       await db.close();
     }
+  });
+
+  it("passes typeormStore's historyLimit to every queue's store (default 20); a bad one is refused at the call", async () => {
+    const db = await openDatabase('sqlite');
+    const on = await createQueuesApp({ store: typeormStore({ dataSource: db.dataSource, tablePrefix: 'h1_' }) });
+    const short = await createQueuesApp({ store: typeormStore({ dataSource: db.dataSource, tablePrefix: 'h2_', historyLimit: 1 }) });
+    try {
+      expect(await historiesAfterOneTask(on)).toEqual({ reports: ['PENDING_SUBMIT', 'SUBMITTING', 'SUCCEEDED'], mail: ['PENDING_SUBMIT', 'SUBMITTING', 'SUCCEEDED'] });
+      expect(await historiesAfterOneTask(short)).toEqual({ reports: ['SUCCEEDED'], mail: ['SUCCEEDED'] });
+    } finally {
+      await on.close();
+      await short.close();
+      await db.close();
+    }
+    expect(() => typeormStore({ dataSource: pg.dataSource, historyLimit: 1001 })).toThrow(ValidationError);
   });
 
   it('explains a wrong dataSource with a clear error', () => {

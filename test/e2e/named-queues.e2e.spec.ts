@@ -17,10 +17,11 @@ import {
   TaskNotFoundError,
   TaskStatus,
   UnknownTaskTypeError,
+  ValidationError,
   WaitTimeoutError,
   WrongQueueError,
 } from 'nestjs-priority-queue';
-import { createQueuesApp, EmailHandler, eventually, EventRecorder, PdfHandler, Producer } from './support/queues-app';
+import { createQueuesApp, EmailHandler, eventually, EventRecorder, historiesAfterOneTask, PdfHandler, Producer } from './support/queues-app';
 
 describe('named queues (e2e, memory store)', () => {
   it('runs each queue with its own handlers, store, manager and guard; the default queue is injected as before', async () => {
@@ -57,6 +58,22 @@ describe('named queues (e2e, memory store)', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("passes memoryStore's historyLimit to every queue's store (default 20, 0 = off); a bad one is refused at the call", async () => {
+    for (const [store, want] of [
+      [memoryStore(), ['PENDING_SUBMIT', 'SUBMITTING', 'SUCCEEDED']],
+      [memoryStore({ historyLimit: 1 }), ['SUCCEEDED']],
+      [memoryStore({ historyLimit: 0 }), []],
+    ] as const) {
+      const app = await createQueuesApp({ store });
+      try {
+        expect(await historiesAfterOneTask(app)).toEqual({ reports: want, mail: want });
+      } finally {
+        await app.close();
+      }
+    }
+    expect(() => memoryStore({ historyLimit: 1.5 })).toThrow(ValidationError);
   });
 
   it('refuses a type submitted through another queue with WrongQueueError, and writes nothing', async () => {

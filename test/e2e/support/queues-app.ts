@@ -147,3 +147,17 @@ export async function eventually<T>(fn: () => T | Promise<T>, what: string, time
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/**
+ * Runs one task through each named queue and reads its history (TaskManager.history), as the
+ * statuses it went to: what the store factory's `historyLimit` kept in every queue's store.
+ */
+export async function historiesAfterOneTask(app: TestingModule): Promise<{ reports: string[]; mail: string[] }> {
+  const p = app.get(Producer);
+  const pdf = await p.reports.submit({ type: 'pdf', payload: { id: 'history' } });
+  const mail = await p.mail.submit({ type: 'email', payload: { to: 'history' } });
+  await p.reports.waitFor(pdf.id, { timeoutMs: 20_000, pollMs: 20 });
+  await p.mail.waitFor(mail.id, { timeoutMs: 20_000, pollMs: 20 });
+  const statuses = async (m: TaskManager, id: string) => (await m.history(id)).map((e) => e.to);
+  return { reports: await statuses(p.reports, pdf.id), mail: await statuses(p.mail, mail.id) };
+}

@@ -33,7 +33,7 @@ export function createBackend(config: StoreConfig | TaskStore | StoreBackend | u
       return { backend: memoryStore(), defaultQueue: DEFAULT_QUEUE_NAME, agingIntervalMs: c.agingIntervalMs };
     case 'redis': {
       const { redisBackend } = loadDriverStore<typeof import('../stores/redis/redis-store.factory')>('../stores/redis/redis-store.factory', 'ioredis', 'Redis');
-      return { backend: redisBackend(c.connection, false, c.prefix), defaultQueue: c.queue ?? DEFAULT_QUEUE_NAME, agingIntervalMs: c.agingIntervalMs };
+      return { backend: redisBackend(c.connection, false, { prefix: c.prefix }), defaultQueue: c.queue ?? DEFAULT_QUEUE_NAME, agingIntervalMs: c.agingIntervalMs };
     }
     case 'typeorm': {
       const { typeormStore } = loadDriverStore<typeof import('../stores/typeorm/typeorm-store.factory')>('../stores/typeorm/typeorm-store.factory', 'typeorm', 'TypeORM');

@@ -2,12 +2,18 @@ import { ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
 import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
 import type { Clock, TaskStore } from '../../core/task-store.port';
-import { validateAgingInterval, validateFairness } from '../../core/validation';
+import { DEFAULT_HISTORY_LIMIT } from '../../core/history';
+import { validateAgingInterval, validateFairness, validateHistoryLimit } from '../../core/validation';
 import { MemoryTaskStore } from './memory-task-store';
 
 export interface MemoryStoreOptions {
   /** Test clock for every queue of the backend. */
   clock?: Clock;
+  /**
+   * Status transitions each queue's store keeps per task for TaskManager.history() and the
+   * dashboard's task page (0 = off, at most 1000). Default 20.
+   */
+  historyLimit?: number;
 }
 
 /**
@@ -16,7 +22,8 @@ export interface MemoryStoreOptions {
  * Nothing survives the process.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): StoreBackend {
-  if (typeof options !== 'object' || options === null) throw new TypeError(Messages.factoryArgument('memoryStore', options, 'memoryStore() or memoryStore({ clock })'));
+  if (typeof options !== 'object' || options === null) throw new TypeError(Messages.factoryArgument('memoryStore', options, 'memoryStore() or memoryStore({ clock, historyLimit })'));
+  const historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
   const stores = new Map<string, { store: MemoryTaskStore; users: number }>();
   const count = new OpenCount(
     async () => undefined,
@@ -42,7 +49,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): StoreBackend {
         existing.users++;
         return existing.store;
       }
-      const store = new MemoryTaskStore({ agingIntervalMs: aging, fairness: o.fairness, clock: options.clock, queue });
+      const store = new MemoryTaskStore({ agingIntervalMs: aging, fairness: o.fairness, clock: options.clock, queue, historyLimit });
       stores.set(queue, { store, users: 1 });
       return store;
     },

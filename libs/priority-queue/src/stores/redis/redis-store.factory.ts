@@ -4,14 +4,15 @@ import { Messages } from '../../core/messages';
 import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
 import type { TaskStore } from '../../core/task-store.port';
 import { assertRedisConnection, describeRedis, describeValue, type RedisConnection } from './connection-check';
-import { RedisTaskStore } from './redis-task-store';
+import { validateHistoryLimit } from '../../core/validation';
+import { REDIS_DEFAULT_HISTORY_LIMIT, RedisTaskStore } from './redis-task-store';
 import type { ReplicaWait } from './scripts';
 import { waitForRedis } from './wait-ready';
 
 /** Default of `initTimeoutMs`. */
 export const DEFAULT_REDIS_INIT_TIMEOUT_MS = 10_000;
 
-interface RedisStoreCommon {
+export interface RedisStoreCommon {
   /** Isolates applications sharing one Redis (default `pq`); each queue lives under `{prefix:queue}`. */
   prefix?: string;
   /**
@@ -21,6 +22,11 @@ interface RedisStoreCommon {
   initTimeoutMs?: number;
   /** Redis WAIT after every write of every queue's store (see RedisTaskStoreOptions and docs/REDIS.md, "Failover"). */
   waitForReplicas?: ReplicaWait;
+  /**
+   * Status transitions each queue's store keeps per task for TaskManager.history() and the
+   * dashboard's task page (0 = off, at most 1000). Default 0 on Redis, where it costs the server about 5% more CPU per task (docs/BENCHMARKS.md).
+   */
+  historyLimit?: number;
 }
 
 /** A connection you own: the library never closes it (close it yourself after app.close()). */
@@ -72,6 +78,7 @@ export function redisStore(options: RedisStoreOptions): RedisStoreBackend {
     throw new ConfigurationError(Messages.factoryArgument('redisStore', options, REDIS_STORE_FORMS));
   }
   const initTimeoutMs = options.initTimeoutMs ?? DEFAULT_REDIS_INIT_TIMEOUT_MS;
+  const historyLimit = validateHistoryLimit(options.historyLimit, REDIS_DEFAULT_HISTORY_LIMIT);
   if (!Number.isInteger(initTimeoutMs) || initTimeoutMs < 1) {
     throw new ConfigurationError(Messages.invalidOption('initTimeoutMs', initTimeoutMs, 'an integer >= 1 (milliseconds)'));
   }
@@ -97,7 +104,7 @@ export function redisStore(options: RedisStoreOptions): RedisStoreBackend {
     connection = options.url !== undefined ? new IORedis.default(options.url, o) : new IORedis.default(o);
     owns = true;
   }
-  return redisBackend(connection, owns, options.prefix, initTimeoutMs, options.waitForReplicas);
+  return redisBackend(connection, owns, { prefix: options.prefix, initTimeoutMs, waitForReplicas: options.waitForReplicas, historyLimit });
 }
 
 const REDIS_STORE_FORMS =
@@ -107,9 +114,7 @@ const REDIS_STORE_FORMS =
 export function redisBackend(
   conn: unknown,
   owns: boolean,
-  prefix: string | undefined,
-  initTimeoutMs = DEFAULT_REDIS_INIT_TIMEOUT_MS,
-  waitForReplicas?: ReplicaWait,
+  { prefix, initTimeoutMs = DEFAULT_REDIS_INIT_TIMEOUT_MS, waitForReplicas, historyLimit }: RedisStoreCommon = {},
 ): RedisStoreBackend {
   assertRedisConnection(conn, "store: { type: 'redis', connection }");
   const connection: RedisConnection = conn;
@@ -132,7 +137,7 @@ export function redisBackend(
     },
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, waitForReplicas });
+      return new RedisTaskStore({ connection, prefix, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, waitForReplicas, historyLimit });
     },
     release: (store: TaskStore) => store.close(),
   };

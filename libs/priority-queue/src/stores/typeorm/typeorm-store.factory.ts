@@ -3,6 +3,8 @@ import { ConfigurationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
 import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
 import type { TaskStore } from '../../core/task-store.port';
+import { DEFAULT_HISTORY_LIMIT } from '../../core/history';
+import { validateHistoryLimit } from '../../core/validation';
 import { assertDataSource } from './data-source-check';
 import { TypeOrmTaskStore } from './typeorm-task-store';
 
@@ -18,6 +20,11 @@ export interface TypeOrmStoreOptions {
   migrate?: boolean;
   /** SQLite: switch a rollback-journal database to WAL at start-up (default true). */
   tuneSqlite?: boolean;
+  /**
+   * Status transitions each queue's store keeps per task for TaskManager.history() and the
+   * dashboard's task page (0 = off, at most 1000). Default 20; fixed per task when it is created.
+   */
+  historyLimit?: number;
 }
 
 export interface TypeOrmStoreBackend extends StoreBackend {
@@ -36,6 +43,7 @@ export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend 
   }
   assertDataSource(options.dataSource, 'typeormStore({ dataSource })');
   const { dataSource, tablePrefix, migrate, tuneSqlite } = options;
+  const historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
   const count = new OpenCount(async () => undefined, async () => undefined);
   return {
     [STORE_BACKEND]: true,
@@ -45,7 +53,7 @@ export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend 
     open: () => count.open(),
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness });
+      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, historyLimit });
     },
     release: (store: TaskStore) => store.close(),
   };
