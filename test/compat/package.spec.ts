@@ -57,6 +57,77 @@ function exportedNames(dts: string): string[] {
   return checker.getExportsOfModule(checker.getSymbolAtLocation(sf)!).map((s) => s.name);
 }
 
+/**
+ * Types the public API names that no entry point exports: walks, from every export of the entry
+ * points, the public members of each class, interface and type alias declared in the package
+ * (constructors aside: Nest builds the injectables; members marked `@internal` aside: the
+ * library's own plumbing), and every type they name in turn. A user who gets such a value
+ * (TaskManager.explain's result, a store option) could not name its type otherwise.
+ */
+function unexportedPublicTypes(entries: string[], packageDir: string): string[] {
+  const program = ts.createProgram(entries, { noEmit: true, skipLibCheck: true, types: [] });
+  const checker = program.getTypeChecker();
+  const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
+  const inPackage = (d: ts.Declaration) => {
+    const f = d.getSourceFile().fileName;
+    return f.startsWith(packageDir) && !f.includes('node_modules');
+  };
+  const exported = new Set<ts.Symbol>();
+  for (const e of entries) for (const s of checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(e)!)!)) exported.add(resolve(s));
+  const seen = new Set<ts.Symbol>();
+  const missing = new Set<string>();
+  const via = new Map<ts.Symbol, string>();
+  const queue = [...exported];
+  let from = '';
+  const isPublic = (m: ts.Node) => {
+    const mods = ts.canHaveModifiers(m) ? (ts.getModifiers(m) ?? []) : [];
+    if (mods.some((x) => x.kind === ts.SyntaxKind.PrivateKeyword || x.kind === ts.SyntaxKind.ProtectedKeyword)) return false;
+    return !ts.isConstructorDeclaration(m) && !ts.getJSDocTags(m).some((t) => t.tagName.text === 'internal');
+  };
+  // TaskStatus.SUCCEEDED and the like: reached through their exported namespace
+  const inExportedNamespace = (d: ts.Declaration) => {
+    const ns = ts.findAncestor(d.parent, ts.isModuleDeclaration);
+    const sym = ns && checker.getSymbolAtLocation(ns.name);
+    return !!sym && exported.has(resolve(sym));
+  };
+  const refsIn = (n: ts.Node): void => {
+    if (ts.isTypeReferenceNode(n) || ts.isExpressionWithTypeArguments(n) || ts.isTypeQueryNode(n)) {
+      const name = ts.isTypeReferenceNode(n) ? n.typeName : ts.isTypeQueryNode(n) ? n.exprName : n.expression;
+      const sym = checker.getSymbolAtLocation(ts.isQualifiedName(name) ? name.right : name);
+      if (sym) {
+        const r = resolve(sym);
+        if (!via.has(r)) via.set(r, from);
+        queue.push(r);
+      }
+    }
+    ts.forEachChild(n, refsIn);
+  };
+  while (queue.length) {
+    const s = queue.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    const decls = (s.declarations ?? []).filter(inPackage);
+    if (decls.length === 0 || decls.some((d) => ts.isTypeParameterDeclaration(d))) continue;
+    if (!exported.has(s) && !decls.some(inExportedNamespace) && decls.some((d) => ts.isInterfaceDeclaration(d) || ts.isTypeAliasDeclaration(d) || ts.isClassDeclaration(d) || ts.isEnumDeclaration(d))) {
+      missing.add(`${s.name} (${relative(packageDir, decls[0].getSourceFile().fileName)}, named by ${via.get(s)})`);
+    }
+    for (const d of decls) {
+      if (ts.isClassDeclaration(d) || ts.isInterfaceDeclaration(d)) {
+        from = s.name;
+        d.heritageClauses?.forEach(refsIn);
+        for (const m of d.members) {
+          from = `${s.name}.${m.name?.getText() ?? '[]'}`;
+          if (isPublic(m)) refsIn(m);
+        }
+      } else if (ts.isTypeAliasDeclaration(d) || ts.isFunctionDeclaration(d) || ts.isVariableDeclaration(d)) {
+        from = s.name;
+        refsIn(d);
+      }
+    }
+  }
+  return [...missing].sort();
+}
+
 describe('the npm package (packed as npm publish would)', () => {
   let lib: PackedLibrary;
   let pkg: PackageJson;
@@ -149,6 +220,12 @@ describe('the npm package (packed as npm publish would)', () => {
       ...membersOf(join(dist, 'nest/priority-task.decorator.d.ts'), 'PriorityTaskOptions'),
       ...membersOf(join(dist, 'nest/on-task-event.decorator.d.ts'), 'OnTaskEventOptions'),
       ...membersOf(join(dist, 'core/wait-for.d.ts'), 'WaitForOptions'),
+      ...membersOf(join(dist, 'core/task-query.d.ts'), 'TaskQuery'),
+      ...membersOf(join(dist, 'core/task-query.d.ts'), 'TaskPage'),
+      ...membersOf(join(dist, 'core/explain.d.ts'), 'TaskExplanation'),
+      ...membersOf(join(dist, 'core/explain.d.ts'), 'LaneRefusal'),
+      ...membersOf(join(dist, 'core/history.d.ts'), 'TaskHistoryEntry'),
+      ...membersOf(join(dist, 'stores/memory/memory-store.factory.d.ts'), 'MemoryStoreOptions'),
       ...membersOf(join(dist, 'stores/redis/redis-store.factory.d.ts'), 'RedisStoreWithUrl'),
       ...membersOf(join(dist, 'stores/redis/redis-store.factory.d.ts'), 'RedisStoreCommon'),
       ...membersOf(join(dist, 'stores/typeorm/typeorm-store.factory.d.ts'), 'TypeOrmStoreOptions'),
@@ -163,6 +240,12 @@ describe('the npm package (packed as npm publish would)', () => {
     expect(names.length).toBeGreaterThan(100);
     expect(names.filter((n) => !mentioned(n))).toEqual([]);
     expect(readme).toMatch(/npm install nestjs-priority-queue @nestjs\/common @nestjs\/core @nestjs\/schedule reflect-metadata rxjs/);
+  });
+
+  it('exports every type its public API names (what a method returns or takes, an option, a store port type)', () => {
+    const dist = join(lib.packageDir, 'dist');
+    const entries = ['index', 'redis', 'typeorm', 'health', 'dashboard'].map((e) => join(dist, `${e}.d.ts`));
+    expect(unexportedPublicTypes(entries, lib.packageDir)).toEqual([]);
   });
 
   it("its README's tested-with table names the versions the matrix pins", () => {

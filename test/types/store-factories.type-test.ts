@@ -15,7 +15,12 @@ import {
   PriorityTask,
   type ClusterTaskEvent,
   type QueueTaskEvent,
+  type LaneRefusal,
+  type TaskExplanation,
+  type TaskHistoryEntry,
   type TaskManager,
+  type TaskPage,
+  type TaskQuery,
 } from 'nestjs-priority-queue';
 import { PriorityQueueHealthIndicator } from 'nestjs-priority-queue/health';
 import { redisStore } from 'nestjs-priority-queue/redis';
@@ -35,6 +40,9 @@ export const ok = [
   typeormStore({ dataSource }),
   typeormStore({ dataSource, migrate: false, tablePrefix: 'jobs_' }),
   memoryStore(),
+  memoryStore({ historyLimit: 0 }),
+  redisStore({ url: 'redis://localhost:6379', historyLimit: 20 }),
+  typeormStore({ dataSource, historyLimit: 50 }),
   PriorityQueueModule.forRoot({ store: redisStore({ url: 'redis://x' }), metrics: true, logLevel: 'warn' }),
   PriorityQueueModule.forRoot({ store: typeormStore({ dataSource }) }),
   PriorityQueueModule.forRoot({ store: { type: 'redis', connection: redis } }),
@@ -58,6 +66,8 @@ export const wrong = [
   typeormStore(dataSource),
   // @ts-expect-error a factory's options are not a store
   PriorityQueueModule.forRoot({ store: { url: 'redis://x' } }),
+  // @ts-expect-error historyLimit is a number
+  memoryStore({ historyLimit: '20' }),
   // @ts-expect-error a queue needs a name
   PriorityQueueModule.registerQueue({ workers: {} }),
   // @ts-expect-error not a log level
@@ -94,6 +104,18 @@ export class Listener {
     const t = await this.reports.waitFor<{ doc: string }, { pages: number }>(id, { timeoutMs: 1000 });
     return t.result?.pages;
   }
+}
+
+/** What the dashboard shows, in an app's own words: each result has a type it can name. */
+export async function inspect(reports: TaskManager, id: string) {
+  const query: TaskQuery = { status: 'PENDING_SUBMIT', tenantId: 't1', minPriority: 5, limit: 50 };
+  const page: TaskPage = await reports.query(query);
+  const next: TaskPage = await reports.query({ ...query, cursor: page.nextCursor });
+  const why: TaskExplanation = await reports.explain(id);
+  const refusal: LaneRefusal | undefined = why.refusedBy;
+  const history: TaskHistoryEntry[] = await reports.history(id);
+  const retried = await reports.retry(id);
+  return [next.tasks.length, why.verdict, refusal?.limit, history[0]?.to, retried.status];
 }
 
 export async function health(h: PriorityQueueHealthIndicator) {

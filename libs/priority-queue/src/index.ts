@@ -43,9 +43,13 @@ export type { SubmitInput } from './core/validation';
 export type { TaskTypeOptions, TaskHandler, HandlerContext, PollContext, PollResult } from './core/handler';
 export type { TaskEvent, TaskEventListener } from './core/events';
 export type { TaskEventName } from './core/event-names';
+export type { TransitionMessage } from './core/event-transport.port';
 export type { WaitForOptions } from './core/wait-for';
+export type { TaskQuery, TaskPage } from './core/task-query';
+export type { TaskExplanation, LaneRefusal } from './core/explain';
+export type { TaskHistoryEntry } from './core/history';
 export type { QueueStats, PendingPriorityStats } from './core/task-store.port';
-export type { LimitsSnapshot, LimitUpdate, ProviderLimits } from './core/admission';
+export type { LimitsSnapshot, LimitUpdate, ProviderLimits, RefusalReason } from './core/admission';
 
 // Errors
 export {
@@ -67,6 +71,7 @@ export {
   StoreUnavailableError,
   ConfigurationError,
 } from './core/errors';
+export type { IdempotencyField } from './core/idempotency';
 
 // Stores: the embedded one (its factory and its class), the backend type the factories return,
 // and the port a store of your own implements
@@ -85,4 +90,4 @@ export type {
   CompletionOutcome,
   RetryOutcome,
 } from './core/task-store.port';
-export type { NewTask, Fence } from './core/task';
+export type { NewTask, Fence, Transition } from './core/task';

@@ -9,5 +9,8 @@ export {
   type RedisStoreWithUrl,
   type RedisStoreWithOptions,
   type RedisStoreBackend,
+  type RedisStoreCommon,
 } from './stores/redis/redis-store.factory';
+export type { RedisConnection } from './stores/redis/connection-check';
+export type { ReplicaWait } from './stores/redis/scripts';
 export { RedisTaskStore, type RedisTaskStoreOptions } from './stores/redis/redis-task-store';

@@ -28,15 +28,15 @@ export interface StoreBackend {
   /** For messages and health details, e.g. `Redis at 127.0.0.1:6379`. */
   describe(): string;
   /**
-   * Called once per application before its stores' init(): waits for the server when it is not
+   * @internal Called by the module once per application before its stores' init(): waits for the server when it is not
    * reachable yet (Redis: up to initTimeoutMs, logging what it waits for through `log`).
    */
   open(log?: (message: string) => void): Promise<void>;
-  /** The store of one queue (`queue` is its name inside the backend). */
+  /** @internal The store of one queue (`queue` is its name inside the backend). */
   store(queue: string, options: QueueStoreOptions): TaskStore;
-  /** The application is done with a store it got from store(). */
+  /** @internal The application is done with a store it got from store(). */
   release(store: TaskStore): Promise<void>;
-  /** Undoes one open(); the last one closes what the backend opened itself. */
+  /** @internal Undoes one open(); the last one closes what the backend opened itself. */
   close(): Promise<void>;
 }
 

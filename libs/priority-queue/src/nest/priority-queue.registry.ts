@@ -24,7 +24,7 @@ export class PriorityQueueRegistry {
   private readonly taken = new Map<string, string>();
   private rootBackend: ResolvedBackend | null = null;
   private rootOptions: PriorityQueueModuleOptions = {};
-  /** The library's log (threshold from forRoot's logLevel). */
+  /** @internal The library's log (threshold from forRoot's logLevel). */
   log = new QueueLog();
 
   /** Names of the registered queues: `default` (forRoot's) first when present, then the others by name. */
@@ -48,22 +48,24 @@ export class PriorityQueueRegistry {
     return this.handle(name).store;
   }
 
-  /** The runtime of one queue (for the library's own services). */
+  /** @internal The runtime of one queue (for the library's own services). */
   handle(name: string): QueueHandle {
     const h = this.queues.get(name);
     if (!h) throw new QueueNotFoundError(String(name), this.names());
     return h;
   }
 
+  /** @internal Every queue's runtime, in names() order. */
   handles(): QueueHandle[] {
     return this.names().map((n) => this.queues.get(n)!);
   }
 
-  /** forRoot's backend and options; a second forRoot in the same application is an error. */
+  /** @internal forRoot's backend and options; a second forRoot in the same application is an error. */
   get root(): { backend: ResolvedBackend | null; options: PriorityQueueModuleOptions } {
     return { backend: this.rootBackend, options: this.rootOptions };
   }
 
+  /** @internal */
   claimRoot(backend: ResolvedBackend, options: PriorityQueueModuleOptions): void {
     if (this.rootBackend) throw new ConfigurationError(Messages.rootImportedTwice());
     this.rootBackend = backend;
@@ -71,7 +73,7 @@ export class PriorityQueueRegistry {
     this.log = new QueueLog(options.logLevel);
   }
 
-  /** Takes a queue name before its store is made: a name registered twice is an error. */
+  /** @internal Takes a queue name before its store is made: a name registered twice is an error. */
   reserve(name: string, storeQueue: string): void {
     if (typeof name !== 'string' || !QUEUE_NAME.test(name)) throw new ConfigurationError(Messages.badQueueName(name));
     if (this.taken.has(name)) throw new ConfigurationError(Messages.queueRegisteredTwice(name));
@@ -81,11 +83,12 @@ export class PriorityQueueRegistry {
     this.taken.set(name, storeQueue);
   }
 
+  /** @internal */
   add(handle: QueueHandle): void {
     this.queues.set(handle.name, handle);
   }
 
-  /** Forgets a reserved name whose queue could not be made. */
+  /** @internal Forgets a reserved name whose queue could not be made. */
   unreserve(name: string): void {
     this.taken.delete(name);
   }

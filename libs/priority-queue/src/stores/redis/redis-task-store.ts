@@ -1,8 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-
-/** A single-node / Sentinel connection or a Redis Cluster client. */
-type RedisConnection = Redis | Cluster;
 import {
   KEY_SEPARATOR,
   emptyProviderLimits,
@@ -51,7 +47,7 @@ import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
 import { READ_ONLY_SCRIPTS, loadScripts, luaScripts, runScript, type ReplicaWait, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
-import { assertRedisConnection } from './connection-check';
+import { assertRedisConnection, type RedisConnection } from './connection-check';
 import { RedisEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
 
@@ -113,6 +109,7 @@ export class RedisTaskStore implements TaskStore {
   /** DESIGN §7 policies are not in the Lua scripts yet: asking for them is NotSupportedByStoreError. */
   readonly fairness = null;
   readonly policies: StorePolicies = { fairness: false, boost: false };
+  /** @internal The queue's Redis keys (stores/redis/keys.ts). */
   readonly keys: QueueKeys;
   private readonly connection: RedisConnection;
   private readonly clock: Clock | null;
@@ -179,7 +176,7 @@ export class RedisTaskStore implements TaskStore {
     await this.wakes.closeAll();
   }
 
-  /** Task transitions of this queue between processes: Redis pub/sub (at most once). */
+  /** @internal Task transitions of this queue between processes: Redis pub/sub (at most once); the module subscribes. */
   createEventTransport(): TaskEventTransport {
     return new RedisEventTransport(this.connection, this.keys.events);
   }

@@ -95,6 +95,7 @@ export class TypeOrmTaskStore implements TaskStore {
   /** DESIGN §7 policies come to this store later: asking for them is NotSupportedByStoreError. */
   readonly fairness = null;
   readonly policies: StorePolicies = { fairness: false, boost: false };
+  /** @internal The queue's table names (tablePrefix). */
   readonly tables: TableNames;
   readonly queue: string;
   private readonly ctx: StoreContext;
@@ -367,9 +368,8 @@ export class TypeOrmTaskStore implements TaskStore {
     return queryTasks(this.ctx, validateTaskQuery(query));
   }
 
-  /** PostgreSQL only: LISTEN/NOTIFY on a dedicated connection. Other dialects: the worker polls. */
   /**
-   * Task transitions of this queue between processes: LISTEN/NOTIFY on PostgreSQL; within this
+   * @internal Task transitions of this queue between processes: LISTEN/NOTIFY on PostgreSQL; within this
    * process only on SQLite and MySQL / MariaDB (they have no notification channel).
    */
   createEventTransport(): TaskEventTransport {
