@@ -62,6 +62,16 @@ export function decodeTask(flat: readonly string[]): Task {
   return decodeHash(hashToObject(flat));
 }
 
+/**
+ * The task of an HGETALL reply, or null for an empty one (no such task). ioredis 6 with
+ * `replyMapping: 'resp3'` gives a RESP3 map as a plain object; RESP2 and the default ('legacy')
+ * mapping give the flat [field, value, ...] array.
+ */
+export function taskOfHashReply(reply: unknown): Task | null {
+  const h = Array.isArray(reply) ? hashToObject(reply as string[]) : (reply as Record<string, string>);
+  return Object.keys(h).length === 0 ? null : decodeHash(h);
+}
+
 /** Immutable Task properties in `d`, in order. */
 export const D_FIELDS = [
   'id', 'type', 'payload', 'idempotencyKey', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'maxAttempts',

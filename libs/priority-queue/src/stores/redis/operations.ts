@@ -5,7 +5,7 @@ import { parseHistoryText, withCreation, type TaskHistoryEntry } from '../../cor
 import type { Task } from '../../core/task';
 import { encodeCursor, positionAfter, searchPage, type ResolvedTaskQuery, type TaskPage, type TaskQuery } from '../../core/task-query';
 import { validateTaskQuery } from '../../core/validation';
-import { decodeTask, hashToObject, optArg } from './codec';
+import { decodeTask, hashToObject, optArg, taskOfHashReply } from './codec';
 import { idempotencyHashKey, type QueueKeys } from './keys';
 
 type Flat = string[];
@@ -132,8 +132,7 @@ export async function searchIn(conn: Redis | Cluster, keys: QueueKeys, q: Resolv
   const byKey = (await conn.call('HGET', [idempotencyHashKey(keys), search])) as string | null;
   const found: Array<Task | null> = [];
   for (const id of byKey === null ? [search] : [search, byKey]) {
-    const flat = (await conn.call('HGETALL', [keys.task(id)])) as Flat;
-    found.push(flat.length ? decodeTask(flat) : null);
+    found.push(taskOfHashReply(await conn.call('HGETALL', [keys.task(id)])));
   }
   return searchPage(found, q, now, agingIntervalMs);
 }

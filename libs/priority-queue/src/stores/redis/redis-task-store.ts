@@ -42,6 +42,7 @@ import {
   hashToObject,
   optArg,
   serializePayload,
+  taskOfHashReply,
 } from './codec';
 import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
 import { LeaseCache, type LeasedTask } from './lease-cache';
@@ -69,14 +70,6 @@ export interface RedisTaskStoreOptions extends StoreOptions {
 }
 
 type Flat = string[];
-
-/**
- * A hash reply as [field, value, ...]: ioredis 6 with `replyMapping: 'resp3'` gives a RESP3 map
- * as a plain object; RESP2 and the default ('legacy') mapping give the flat array.
- */
-function flatHash(reply: unknown): Flat {
-  return Array.isArray(reply) ? (reply as Flat) : Object.entries(reply as Record<string, string>).flat();
-}
 
 interface PendingComplete {
   fence: Fence;
@@ -221,8 +214,7 @@ export class RedisTaskStore implements TaskStore {
 
   async get(id: string): Promise<Task | null> {
     this.assertOpen();
-    const flat = flatHash(await this.connection.call('HGETALL', [this.keys.task(id)]));
-    return flat.length ? decodeTask(flat) : null;
+    return taskOfHashReply(await this.connection.call('HGETALL', [this.keys.task(id)]));
   }
 
   async list(query: ListQuery): Promise<Task[]> {
