@@ -44,7 +44,7 @@ export function matrixSuite(label: keyof typeof NODE_RUNTIMES, r: NodeRuntime): 
           for (const [pkg, version] of Object.entries(c.dependencies)) expect({ pkg, installed: app.installedVersion(pkg) }).toEqual({ pkg, installed: version });
           const ran = result.results.map((x) => `${x.store}: ${x.step}`);
           for (const store of ['memory', 'redis', 'sqlite']) {
-            for (const step of ['handler reaches SUCCEEDED', 'named queue, @OnTaskEvent, waitFor', 'health indicator (@nestjs/terminus)', 'exception filter over HTTP', 'dashboard page and API']) {
+            for (const step of ['handler reaches SUCCEEDED', 'named queues, @OnTaskEvent, waitFor', 'health indicator (@nestjs/terminus)', 'exception filter over HTTP', 'dashboard page and API']) {
               expect(ran).toContain(`${store}: ${step}`);
             }
           }
