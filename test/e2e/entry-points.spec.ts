@@ -32,9 +32,9 @@ function runtimeExports(request: string): string[] {
  * package does not export.
  */
 const ROOT_EXPORTS = [
-  'ALL_STATUSES', 'AdmissionGuard', 'ConfigurationError', 'DEFAULT_QUEUE_NAME', 'DeadlinePassedError', 'HandlerRegistrationError',
+  'ALL_STATUSES', 'AdmissionGuard', 'ConfigurationError', 'DEFAULT_QUEUE_NAME', 'DeadlinePassedError', 'FairTagOverflowError', 'HandlerRegistrationError',
   'IN_FLIGHT_STATUSES', 'IdempotencyConflictError', 'InjectAdmissionGuard', 'InjectTaskManager', 'InjectTaskStore', 'InvalidStateError',
-  'MemoryTaskStore', 'NotSubmittedError', 'OnTaskEvent', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError',
+  'MemoryTaskStore', 'NotSubmittedError', 'NotSupportedByStoreError', 'OnTaskEvent', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError',
   'PriorityQueueExceptionFilter', 'PriorityQueueMetrics', 'PriorityQueueModule', 'PriorityQueueRegistry', 'PriorityTask', 'QueueNotFoundError',
   'StaleLeaseError', 'StoreClosedError', 'StoreUnavailableError', 'TERMINAL_STATUSES', 'TaskManager', 'TaskNotFoundError', 'TaskStatus',
   'UnknownTaskTypeError', 'ValidationError', 'WaitTimeoutError', 'WrongQueueError', 'getAdmissionGuardToken', 'getTaskManagerToken',

@@ -41,6 +41,8 @@ export { TaskStatus, TERMINAL_STATUSES, IN_FLIGHT_STATUSES, ALL_STATUSES, isTerm
 export type { Task, TerminalStatus, JsonValue } from './core/task';
 export type { SubmitInput } from './core/validation';
 export type { TaskTypeOptions, TaskHandler, HandlerContext, PollContext, PollResult } from './core/handler';
+export type { BoostOptions } from './core/boost';
+export type { Fairness } from './core/fairness';
 export type { TaskEvent, TaskEventListener } from './core/events';
 export type { TaskEventName } from './core/event-names';
 export type { TransitionMessage } from './core/event-transport.port';
@@ -70,6 +72,8 @@ export {
   WaitTimeoutError,
   StoreUnavailableError,
   ConfigurationError,
+  NotSupportedByStoreError,
+  FairTagOverflowError,
 } from './core/errors';
 export type { IdempotencyField } from './core/idempotency';
 
@@ -89,5 +93,7 @@ export type {
   PollOutcome,
   CompletionOutcome,
   RetryOutcome,
+  StorePolicies,
+  BoostedTask,
 } from './core/task-store.port';
 export type { NewTask, Fence, Transition } from './core/task';
