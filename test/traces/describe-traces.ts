@@ -31,14 +31,17 @@ export function describeTraces(factory: StoreFactory, opts: TraceSuiteOptions): 
     const run = new TraceRun({ store, clock, agingIntervalMs });
     const ops = generateTrace(seed, opts);
     let i = -1;
+    const t0 = Date.now();
     try {
       for (i = 0; i < ops.length; i++) {
         await run.apply(ops[i]);
         if ((i + 1) % (opts.compareEvery ?? 150) === 0) await run.compareState();
       }
       i = ops.length;
+      const t1 = Date.now();
       await run.compareState();
       await run.drain();
+      if (process.env.PQ_TRACE_DEBUG) console.log(JSON.stringify({ seed, ops: t1 - t0, drain: Date.now() - t1, ticks: run.ticks, starts: run.starts, tasks: run.model.tasks.length }));
       expect(run.violations).toEqual([]);
       return { starts: run.starts, tasks: run.model.tasks.length };
     } catch (e) {

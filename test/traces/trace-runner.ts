@@ -116,6 +116,7 @@ export class TraceRun {
   readonly violations: string[] = [];
   private payloadN = 0;
   starts = 0;
+  ticks = 0;
 
   constructor(opts: TraceRunOptions) {
     this.clock = opts.clock;
@@ -237,6 +238,7 @@ export class TraceRun {
 
   /** One worker tick against the model's prediction; false when nothing happened. */
   async tick(): Promise<boolean> {
+    this.ticks++;
     this.calls = [];
     const eventsBefore = this.events.length;
     this.gate.open = true;
