@@ -7,6 +7,7 @@ export * from './admission';
 export * from './errors';
 export * from './messages';
 export * from './handler';
+export { MAX_ERROR_CHARS, MAX_EXTERNAL_ID_CHARS } from './handler-output';
 export * from './task-store.port';
 export * from './events';
 export * from './registry';

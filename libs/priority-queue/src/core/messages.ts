@@ -28,6 +28,14 @@ export const Messages = {
     `Invalid limit update of kind '${kind}': unknown ${fields.length > 1 ? 'fields' : 'field'} ${fields.join(', ')} (allowed: ${allowed.join(', ')}). Limits were not changed.`,
   invalidOption: (what: string, value: unknown, expected: string) =>
     `Invalid option ${what} = ${String(value)}: expected ${expected}.`,
+  // what a handler hands back (core/handler-output.ts)
+  noExternalId: (type: string) => `submit() of "${type}" returned no external id: return the provider's job id (a non-empty string) or { externalId }.`,
+  badExternalId: (type: string, got: string, max: number) =>
+    `submit() of "${type}" returned the external id ${got}, which cannot be stored: use at most ${max} characters, without NUL or lone UTF-16 surrogates. The provider may have accepted the job: look for it there.`,
+  resultNotJson: (type: string, fn: string, reason: string) =>
+    `${fn}() of "${type}" returned a result that is not JSON-serialisable (${reason}): return plain objects, arrays, strings, numbers, booleans or null.`,
+  badPollResult: (type: string, got: string) =>
+    `poll() of "${type}" returned ${got}: return { done: false, nextPollMs? }, { done: true, result? } or { done: true, failed: 'why' }. Counted as a poll error.`,
   taskNotFound: (id: string) => `Task ${id} does not exist (or was purged after its retention).`,
   notPending: (id: string, status: string) =>
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,

@@ -2,6 +2,7 @@ import { backoffDelay } from './backoff';
 import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
+import { delayOf, errorText, externalIdOf, pollResultOf, resultOf } from './handler-output';
 import { cancelAtProvider } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
 import type { TaskStore } from './task-store.port';
@@ -197,15 +198,10 @@ export class TaskRun {
     this.handlerStarted = true;
     try {
       if (handler.run) {
-        const out = await handler.run(hctx);
-        const result = out === undefined ? null : out;
+        const result = resultOf(await handler.run(hctx), type.type, 'run');
         return await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result }));
       }
-      const out = await handler.submit!(hctx);
-      const externalId = typeof out === 'string' ? out : out?.externalId;
-      if (typeof externalId !== 'string' || externalId === '') {
-        throw new PermanentError(`submit() of "${this.task.type}" returned no external id`);
-      }
+      const externalId = externalIdOf(await handler.submit!(hctx), type.type);
       if (this.settled) return await this.lateExternalId(externalId);
       const pollDelayMs = this.ctx.pollScheduled(type.pollIntervalMs);
       await this.finish((f) => store.markSubmitted(f, { externalId, status: TaskStatus.SUBMITTED, pollDelayMs }));
@@ -222,7 +218,7 @@ export class TaskRun {
   private async submitFailed(type: ResolvedTaskType, error: unknown): Promise<unknown> {
     if (this.lost || this.settled) return;
     const { store } = this.ctx;
-    const message = errorMessage(error);
+    const message = errorText(error);
     const task = this.task;
     const neverSeen = error instanceof NotSubmittedError;
     let status: TaskStatus.FAILED | TaskStatus.SUBMIT_UNKNOWN | null = null;
@@ -233,8 +229,8 @@ export class TaskRun {
       const s = status;
       return this.finish((f) => store.complete(f, { status: s, error: message, attempt: true }));
     }
-    const retryAfter = neverSeen ? (error as NotSubmittedError).retryAfterMs : undefined;
-    const delayMs = retryAfter ?? backoffDelay(task.attempts + 1, type.backoffBaseMs, type.backoffMaxMs, this.ctx.random);
+    const backoff = () => backoffDelay(task.attempts + 1, type.backoffBaseMs, type.backoffMaxMs, this.ctx.random);
+    const delayMs = neverSeen ? delayOf((error as NotSubmittedError).retryAfterMs, backoff()) : backoff();
     await this.finish((f) => store.retry(f, { delayMs, error: message }));
   }
 
@@ -257,24 +253,29 @@ export class TaskRun {
     let result: PollResult;
     this.handlerStarted = true;
     try {
-      result = await found.handler.poll(pctx);
+      result = pollResultOf(await found.handler.poll(pctx), type.type);
     } catch (error) {
       this.ctx.observer?.handlerFailed?.(task, error, 'poll');
       if (error instanceof PermanentError) {
-        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorMessage(error) }));
+        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorText(error) }));
       }
       const pollErrors = task.pollErrors + 1;
       const nextPollDelayMs = this.ctx.pollScheduled(backoffDelay(pollErrors, type.pollIntervalMs, type.maxPollIntervalMs, this.ctx.random));
-      return this.finish((f) => store.recordPoll(f, { status: waiting, nextPollDelayMs, pollErrors, error: errorMessage(error) }));
+      return this.finish((f) => store.recordPoll(f, { status: waiting, nextPollDelayMs, pollErrors, error: errorText(error) }));
     }
     if (!result.done) {
-      const nextPollDelayMs = this.ctx.pollScheduled(Math.max(0, result.nextPollMs ?? type.pollIntervalMs));
+      const nextPollDelayMs = this.ctx.pollScheduled(delayOf(result.nextPollMs, type.pollIntervalMs));
       await this.finish((f) => store.recordPoll(f, { status: TaskStatus.RUNNING, nextPollDelayMs, pollErrors: 0, error: null }));
     } else if ('failed' in result) {
-      const error = result.failed;
+      const error = errorText(result.failed);
       await this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error }));
     } else {
-      const value = result.result === undefined ? null : result.result;
+      let value: unknown;
+      try {
+        value = resultOf(result.result, type.type, 'poll');
+      } catch (e) {
+        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorText(e) }));
+      }
       await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result: value }));
     }
   }
@@ -398,8 +399,4 @@ export class TaskRun {
     this.fence = fenceOf(current);
     return true;
   }
-}
-
-function errorMessage(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
