@@ -44,7 +44,12 @@ export type ModelTask = Omit<Task, 'version' | 'updatedAt'>;
  * priority descending, runAt, createdAt and seq ascending.
  */
 export function referenceOrder(a: ModelTask, b: ModelTask, agingIntervalMs: number): number {
-  const keys = (t: ModelTask): bigint[] => [
+  return compareKeys(referenceKey(a, agingIntervalMs), referenceKey(b, agingIntervalMs));
+}
+
+/** The sort key of referenceOrder (computed once per task when a claim sorts its candidates). */
+function referenceKey(t: ModelTask, agingIntervalMs: number): bigint[] {
+  return [
     agingIntervalMs > 0 ? BigInt(t.runAt) - BigInt(t.priority) * BigInt(agingIntervalMs) : 0n,
     -BigInt(t.priority),
     t.fairTag === null ? 0n : BigInt(t.fairTag),
@@ -52,8 +57,9 @@ export function referenceOrder(a: ModelTask, b: ModelTask, agingIntervalMs: numb
     BigInt(t.createdAt),
     BigInt(t.seq),
   ];
-  const ka = keys(a);
-  const kb = keys(b);
+}
+
+function compareKeys(ka: bigint[], kb: bigint[]): number {
   for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
   return 0;
 }
@@ -226,7 +232,9 @@ export class ReferenceModel {
     while (claimed.length < limit) {
       const candidates = this.tasks
         .filter((t) => t.status === TaskStatus.PENDING_SUBMIT && t.runAt <= now)
-        .sort((a, b) => referenceOrder(a, b, this.agingIntervalMs));
+        .map((t) => ({ t, key: referenceKey(t, this.agingIntervalMs) }))
+        .sort((a, b) => compareKeys(a.key, b.key))
+        .map((c) => c.t);
       const inFlight = this.inFlightCounts();
       let picked: ModelTask | null = null;
       for (const c of candidates) {
