@@ -19,7 +19,15 @@ export interface TraceSuiteOptions {
  * Scheduling traces replayed through the public API on one store (see trace-runner.ts). The
  * seed changes per run; PQ_TRACE_SEED=<n> replays one (the failure message prints it).
  */
-export function describeTraces(factory: StoreFactory, opts: TraceSuiteOptions): void {
+export function describeTraces(factory: StoreFactory, suite: TraceSuiteOptions): void {
+  // a longer soak by hand: PQ_TRACE_RUNS=<traces of each kind> PQ_TRACE_OPS=<ops per trace>
+  const runs = process.env.PQ_TRACE_RUNS ? Number(process.env.PQ_TRACE_RUNS) : undefined;
+  const opts: TraceSuiteOptions = {
+    ...suite,
+    traces: runs ?? suite.traces,
+    agingTraces: runs ?? suite.agingTraces,
+    ops: process.env.PQ_TRACE_OPS ? Number(process.env.PQ_TRACE_OPS) : suite.ops,
+  };
   const fixed = process.env.PQ_TRACE_SEED;
   const base = fixed !== undefined ? Number(fixed) : Math.floor(Math.random() * 2 ** 31);
   const spec = expect.getState().testPath ?? 'test/traces';
@@ -47,7 +55,7 @@ export function describeTraces(factory: StoreFactory, opts: TraceSuiteOptions): 
     } catch (e) {
       const where = i < ops.length ? `op #${i} ${describeOp(ops[i])}` : 'the final check / drain';
       const msg = e instanceof Error ? e.message : String(e);
-      throw new Error(`${factory.name} trace seed ${seed} (aging ${agingIntervalMs}) failed at ${where}\nreplay: PQ_TRACE_SEED=${seed} npx jest ${spec}\n${msg}`);
+      throw new Error(`${factory.name} trace seed ${seed} (aging ${agingIntervalMs}) failed at ${where}\nreplay: PQ_TRACE_SEED=${seed} PQ_TRACE_AGING=${agingIntervalMs} npx jest ${spec}\n${msg}`);
     } finally {
       await run.close();
       await store.close();
@@ -63,7 +71,7 @@ export function describeTraces(factory: StoreFactory, opts: TraceSuiteOptions): 
     it(`${fixed !== undefined ? 1 : opts.traces} random traces (${label}): start order, limits and events as the reference model`, async () => {
       const seeds = fixed !== undefined ? [base] : Array.from({ length: opts.traces }, (_, i) => base + i);
       for (const seed of seeds) {
-        const r = await runTrace(seed, 0);
+        const r = await runTrace(seed, fixed !== undefined ? Number(process.env.PQ_TRACE_AGING ?? 0) : 0);
         expect(r.starts).toBeGreaterThan(opts.backlog / 4);
       }
     });
