@@ -32,6 +32,7 @@ import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
 import { headOfLineCases } from './cases/head-of-line.cases';
 import { idempotencyCases } from './cases/idempotency.cases';
+import { keyIdentityCases } from './cases/key-identity.cases';
 import { laneHeadCases } from './cases/lane-heads.cases';
 import { explainCases } from './cases/explain.cases';
 import { historyCases } from './cases/history.cases';
@@ -94,6 +95,12 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
 
     describe('create, get, copies', () => createCases(ctx));
     describe('idempotency keys (DESIGN §1)', () => idempotencyCases(ctx));
+    describe('keys compared exactly: case and normalisation form', () =>
+      keyIdentityCases(ctx, [
+        ['acme', 'ACME'],
+        ['\u00e9t\u00e9', 'e\u0301te\u0301'],
+        ['\u00df', 'ss'],
+      ]));
     describe('order (DESIGN §2)', () => orderCases(ctx));
     describe('order across lanes: stale heads, tie-breaks (DESIGN §2)', () => laneHeadCases(ctx));
     describe('aging (DESIGN §2)', () => agingCases(ctx));
