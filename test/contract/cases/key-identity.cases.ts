@@ -31,6 +31,24 @@ export function keyIdentityCases(ctx: ContractContext, variants: ReadonlyArray<r
       for (const t of blocked) expect(await h.status(t.id)).toBe(TaskStatus.PENDING_SUBMIT);
     });
 
+    it(`${name} keep their own limits: setting one never changes the other`, async () => {
+      const h = await ctx.open();
+      await h.setLimitsAll([
+        { kind: 'tenant', tenantId: a, quota: 5 },
+        { kind: 'tenant', tenantId: b, quota: 1 },
+        { kind: 'concurrencyKey', key: a, limit: 4 },
+        { kind: 'concurrencyKey', key: b, limit: 2 },
+        { kind: 'account', providerKey: 'p', accountId: a, concurrency: 3 },
+        { kind: 'account', providerKey: 'p', accountId: b, concurrency: 1 },
+      ]);
+      const limits = await h.store.getLimits();
+      expect(limits.tenants).toEqual({ [a]: 5, [b]: 1 });
+      expect(limits.concurrencyKeys).toEqual({ [a]: 4, [b]: 2 });
+      expect(Object.values(limits.accounts).map((x) => `${x.accountId}:${x.concurrency}`).sort()).toEqual([`${a}:3`, `${b}:1`].sort());
+      await h.create(...Array.from({ length: 6 }, () => ({ tenantId: a })));
+      expect(await h.claim(10)).toHaveLength(5);
+    });
+
     it(`${name} are two providers (pausing one leaves the other) and two idempotency keys`, async () => {
       const h = await ctx.open();
       await h.store.setLimits({ kind: 'provider', providerKey: a, paused: true });
