@@ -249,6 +249,22 @@ export class TraceRun {
     }
     await this.worker.whenIdle();
     const calls = this.calls;
+    const involved = new Set(calls.map((c) => c.id));
+    try {
+      return this.predictTick(calls, eventsBefore, involved);
+    } catch (e) {
+      // what the store and the model hold for every task involved, and what the worker reported
+      const lines: string[] = [];
+      for (const id of involved) {
+        const st = await this.store.get(id);
+        lines.push(`model ${JSON.stringify(this.model.get(id) && comparable(this.model.get(id)!))}`, `store ${JSON.stringify(st && comparable(st))}`);
+      }
+      const errs = this.errors.map((x) => String(x));
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\nnow ${this.clock.now()}, calls ${JSON.stringify(calls)}\n${lines.join('\n')}\nworker errors: ${JSON.stringify(errs)}`);
+    }
+  }
+
+  private predictTick(calls: Call[], eventsBefore: number, involved: Set<string>): boolean {
     const now = this.clock.now();
     const m = this.model;
     const due = m.tasks.filter(
@@ -257,6 +273,7 @@ export class TraceRun {
         ((t.nextPollAt !== null && t.nextPollAt <= now) || t.cancelRequested) &&
         (t.leaseUntil === null || t.leaseUntil <= now),
     );
+    for (const d of due) involved.add(d.id);
     if (due.length > 0) {
       // one poll; which of the due ones is the store's choice (earliest nextPollAt first)
       expect(calls).toHaveLength(1);
@@ -283,6 +300,7 @@ export class TraceRun {
       return true;
     }
     const { claimed } = m.claimSubmissions(1, LEASE_MS, this.worker.owner);
+    for (const c of claimed) involved.add(c.id);
     expect(calls).toEqual(claimed.map((t) => ({ k: 'S', id: t.id })));
     for (const c of claimed) this.started(c);
     return claimed.length > 0 || this.events.length > eventsBefore;
