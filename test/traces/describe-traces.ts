@@ -31,6 +31,7 @@ export function describeTraces(factory: StoreFactory, suite: TraceSuiteOptions):
   const fixed = process.env.PQ_TRACE_SEED;
   const base = fixed !== undefined ? Number(fixed) : Math.floor(Math.random() * 2 ** 31);
   const spec = expect.getState().testPath ?? 'test/traces';
+  const soakTimeout = runs !== undefined || process.env.PQ_TRACE_OPS ? 6 * 3600_000 : undefined;
 
   async function runTrace(seed: number, agingIntervalMs: number): Promise<{ starts: number; tasks: number }> {
     const clock = new ManualClock(T0);
@@ -74,12 +75,12 @@ export function describeTraces(factory: StoreFactory, suite: TraceSuiteOptions):
         const r = await runTrace(seed, fixed !== undefined ? Number(process.env.PQ_TRACE_AGING ?? 0) : 0);
         expect(r.starts).toBeGreaterThan(opts.backlog / 4);
       }
-    });
+    }, soakTimeout);
 
     if (opts.agingTraces > 0 && fixed === undefined) {
       it(`${opts.agingTraces} random traces with aging (T = ${U} ms)`, async () => {
         for (let i = 0; i < opts.agingTraces; i++) await runTrace(base + 1000 + i, U);
-      });
+      }, soakTimeout);
     }
   });
 }
