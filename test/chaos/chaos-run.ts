@@ -1,0 +1,365 @@
+/**
+ * Chaos drains (DESIGN §3–§4 under faults): worker PROCESSES (chaos-child.ts) drain a backlog
+ * of one-shot idempotent, one-shot non-idempotent and provider (polled) tasks under small
+ * account / tenant / concurrency-key limits, while the test SIGKILLs workers at random moments
+ * (and starts new ones), the workers kill themselves right after sending a store call (mid-claim,
+ * mid-outcome-write), every client connection is killed server-side, and the server restarts.
+ * Nobody helps the workers: they must finish the backlog by themselves. Then, from the
+ * handlers' own audit lines (chaos-child.ts):
+ * - every task is terminal: idempotent ones SUCCEEDED (run at least once), non-idempotent ones
+ *   run at most once (SUCCEEDED after exactly one run, else SUBMIT_UNKNOWN);
+ * - every task ended exactly once: its history (store.history) has one transition into a
+ *   terminal status, the last one;
+ * - no task ran twice at once (handler calls of one task never overlap, across processes; a
+ *   killed process's call ends when it died);
+ * - no limit was exceeded at any instant (distinct tasks with a handler call running per key);
+ * - no slot leaked: stats show nothing in flight, the store's own counters are back to 0.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  AdmissionControl,
+  isTerminal,
+  PriorityQueue,
+  TaskStatus,
+  TaskTypeRegistry,
+  type LimitUpdate,
+  type SubmitInput,
+  type Task,
+  type TaskStore,
+} from 'nestjs-priority-queue/core';
+import { rng } from '../contract/harness';
+import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
+
+const ROOT = join(__dirname, '..', '..');
+
+export interface ChaosTarget {
+  name: string;
+  /** What a child needs to reach the store (kind, url / nodes / dataSource, prefix). */
+  child: Pick<ChaosChildConfig, 'kind' | 'url' | 'nodes' | 'dataSource' | 'prefix'>;
+  /** The test's own store on the queue (submits, stats, history). */
+  open(queue: string, historyLimit: number): Promise<TaskStore>;
+  /** Kills every client connection server-side; returns how many. */
+  killConnections(): Promise<number>;
+  /** Restarts the server (same data), if the target can. */
+  restart?(): Promise<void>;
+  /** The store's own in-use counters that are not 0 (SQL stores), after a claim applied releases. */
+  leftoverSlots?(queue: string): Promise<Record<string, number>>;
+}
+
+export interface ChaosOptions {
+  tasks: number;
+  workers: number;
+  /** Chaos actions (kills, connection kills, one restart), 150-600 ms apart. */
+  actions: number;
+  leaseMs: number;
+  selfKill: number;
+  seed: number;
+}
+
+const LIMITS: LimitUpdate[] = [
+  { kind: 'provider', providerKey: 'pa', accountConcurrency: 2 },
+  { kind: 'account', providerKey: 'pa', accountId: 'a1', concurrency: 1 },
+  { kind: 'tenant', tenantId: 't1', quota: 2 },
+  { kind: 'tenant', tenantId: 't2', quota: 3 },
+  { kind: 'defaultTenant', quota: 4 },
+  { kind: 'concurrencyKey', key: 'k2', limit: 2 },
+];
+
+function limitOf(resource: string): number | null {
+  const [kind, a, b] = resource.split('|');
+  if (kind === 'a') return a === 'pa' ? (b === 'a1' ? 1 : 2) : null;
+  if (kind === 't') return ({ t1: 2, t2: 3 } as Record<string, number>)[a] ?? 4;
+  return a === 'k2' ? 2 : 1;
+}
+
+function resources(t: Task): string[] {
+  const out: string[] = [];
+  if (t.accountId !== null) out.push(`a|${t.providerKey}|${t.accountId}`);
+  if (t.tenantId !== null) out.push(`t|${t.tenantId}`);
+  if (t.concurrencyKey !== null) out.push(`c|${t.concurrencyKey}`);
+  return out;
+}
+
+/** Transitions kept per task: enough for every task's whole life here (a few recoveries included). */
+const HISTORY_LIMIT = 200;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const wallNow = () => performance.timeOrigin + performance.now();
+
+/** Calls `f` again after store errors (the test's own connections die too), up to ~60 s. */
+async function retrying<T>(f: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await f();
+    } catch (e) {
+      if (i >= 300) throw e;
+      await sleep(200);
+    }
+  }
+}
+
+interface Child {
+  proc: ChildProcess;
+  auditPath: string;
+  /** Wall-clock time it was seen dead (exit event) when it did not stop gracefully. */
+  diedAt: number | null;
+  stopped: boolean;
+  output: string;
+}
+
+class Pool {
+  readonly all: Child[] = [];
+  private n = 0;
+
+  constructor(
+    private readonly base: Omit<ChaosChildConfig, 'auditPath'>,
+    private readonly dir: string,
+  ) {}
+
+  async spawn(): Promise<Child> {
+    const auditPath = join(this.dir, `w${++this.n}.log`);
+    const proc = fork(join(__dirname, 'chaos-child.ts'), [], {
+      cwd: ROOT,
+      execArgv: ['-r', join(ROOT, 'test', 'support', 'register.js')],
+      env: { ...process.env, PQ_CHAOS: JSON.stringify({ ...this.base, auditPath }) },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    const c: Child = { proc, auditPath, diedAt: null, stopped: false, output: '' };
+    proc.stdout?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
+    proc.stderr?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
+    proc.on('exit', () => {
+      if (!c.stopped) c.diedAt = wallNow();
+    });
+    this.all.push(c);
+    await new Promise<void>((resolve) => {
+      proc.on('message', (m: { kind?: string }) => m?.kind === 'ready' && resolve());
+      proc.on('exit', () => resolve()); // killed (by itself) before ready: counted as dead
+    });
+    return c;
+  }
+
+  get live(): Child[] {
+    return this.all.filter((c) => c.diedAt === null && !c.stopped);
+  }
+
+  async kill(c: Child): Promise<void> {
+    if (c.diedAt !== null) return;
+    const gone = new Promise<void>((r) => c.proc.once('exit', () => r()));
+    c.proc.kill('SIGKILL');
+    await gone;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(
+      this.live.map(async (c) => {
+        const gone = new Promise<void>((r) => c.proc.once('exit', () => r()));
+        c.stopped = true;
+        c.proc.send({ kind: 'stop' });
+        const t = setTimeout(() => c.proc.kill('SIGKILL'), 20_000);
+        await gone;
+        clearTimeout(t);
+      }),
+    );
+  }
+}
+
+function chaosInputs(n: number, r: (k: number) => number): SubmitInput[] {
+  const pickOf = <T>(xs: readonly T[]) => xs[r(xs.length)];
+  return Array.from({ length: n }, (_, i) => {
+    const x = r(10);
+    const type = x < 5 ? 'idem' : x < 7 ? 'once' : 'prov';
+    const provider = pickOf(['pa', 'pa', 'pb', 'pc'] as const);
+    const input: SubmitInput = {
+      type,
+      idempotencyKey: `c${i}`,
+      priority: r(5) - 2,
+      providerKey: provider,
+      payload: { ms: r(4) * 3, polls: 1 + r(3) } satisfies ChaosPayload,
+    };
+    const account = pickOf([null, 'a1', 'a2', 'a3'] as const);
+    const tenant = pickOf([null, 't1', 't2', 't3', 't4'] as const);
+    const key = pickOf([null, null, null, null, null, 'k1', 'k2'] as const);
+    if (account) input.accountId = account;
+    if (tenant) input.tenantId = tenant;
+    if (key) input.concurrencyKey = key;
+    return input;
+  });
+}
+
+interface Call {
+  id: string;
+  kind: 's' | 'p';
+  begin: number;
+  end: number;
+}
+
+/** Handler calls per task from every audit file; a call cut by its process's death ends then. */
+function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number } {
+  const calls: Call[] = [];
+  let selfKills = 0;
+  for (const c of children) {
+    if (!existsSync(c.auditPath)) continue;
+    const open = new Map<string, { kind: 's' | 'p'; begin: number }>();
+    let death = c.diedAt ?? Infinity;
+    for (const line of readFileSync(c.auditPath, 'utf8').split('\n')) {
+      const [k, id, kind, t] = line.split(' ');
+      if (k === 'B') open.set(`${id} ${kind}`, { kind: kind as 's' | 'p', begin: Number(t) });
+      else if (k === 'E') {
+        const b = open.get(`${id} ${kind}`)!;
+        open.delete(`${id} ${kind}`);
+        calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t) });
+      } else if (k === 'K') {
+        selfKills++;
+        death = Math.min(death, Number(id));
+      }
+    }
+    for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death });
+  }
+  return { calls, selfKills };
+}
+
+export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise<void> {
+  const queue = `chaos${process.pid}x${opts.seed}`;
+  const started = Date.now();
+  const store = await target.open(queue, HISTORY_LIMIT);
+  const registry = new TaskTypeRegistry();
+  for (const t of ['idem', 'once', 'prov']) registry.register(t, t === 'once' ? { idempotent: false } : {});
+  const api = new PriorityQueue({ store, registry });
+  const guard = new AdmissionControl(store);
+  for (const u of LIMITS) await guard.apply(u);
+  const dir = mkdtempSync(join(tmpdir(), 'pq-chaos-'));
+  const pool = new Pool({ ...target.child, queue, leaseMs: opts.leaseMs, concurrency: 6, selfKill: opts.selfKill, historyLimit: HISTORY_LIMIT }, dir);
+  const r = rng(opts.seed);
+  const log: string[] = [];
+  try {
+    for (let i = 0; i < opts.workers; i++) await pool.spawn();
+    // the backlog goes in while the chaos runs (idempotency keys make a re-sent batch safe)
+    const inputs = chaosInputs(opts.tasks, r);
+    const submitting = (async () => {
+      for (let i = 0; i < inputs.length; i += 100) {
+        await retrying(() => api.submitMany(inputs.slice(i, i + 100)));
+        await sleep(20);
+      }
+    })();
+    const restartAt = target.restart ? Math.floor(opts.actions / 2) : -1;
+    for (let a = 0; a < opts.actions; a++) {
+      await sleep(150 + r(450));
+      if (a === restartAt) {
+        log.push('restart');
+        await target.restart!();
+      } else if (r(3) === 0) {
+        log.push(`connections killed: ${await retrying(() => target.killConnections())}`);
+      } else {
+        const live = pool.live;
+        if (live.length) await pool.kill(live[r(live.length)]);
+        log.push('worker killed');
+      }
+      // keep the pool at its size (self-killed workers too)
+      while (pool.live.length < opts.workers) await pool.spawn();
+    }
+    await submitting;
+    // no more help: the workers drain what is left by themselves
+    const deadline = Date.now() + 150_000;
+    for (;;) {
+      while (pool.live.length < opts.workers) await pool.spawn(); // self-kills go on until the end
+      const stats = await retrying(() => store.stats());
+      const open = [TaskStatus.PENDING_SUBMIT, TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING].reduce((s, st) => s + (stats.byStatus[st] ?? 0), 0);
+      const total = Object.values(stats.byStatus).reduce((s, n) => s + n, 0);
+      if (open === 0 && total === opts.tasks) break;
+      if (Date.now() > deadline) {
+        throw new Error(`not drained: ${JSON.stringify(stats.byStatus)}\nchaos: ${log.join(', ')}\n${pool.all.map((c) => c.output).join('\n---\n')}`);
+      }
+      await sleep(200);
+    }
+    const drained = Date.now();
+    await pool.stopAll();
+
+    // every task, as the store has it
+    const tasks = new Map<string, Task>();
+    for (const status of Object.values(TaskStatus)) {
+      let after: number | undefined;
+      for (;;) {
+        const page = await api.list(status, 1000, after);
+        for (const t of page) tasks.set(t.id, t);
+        if (page.length < 1000) break;
+        after = page[page.length - 1].seq;
+      }
+    }
+    expect(tasks.size).toBe(opts.tasks);
+    const { calls, selfKills } = readCalls(pool.all);
+    const runs = new Map<string, number>();
+    for (const c of calls) if (c.kind === 's') runs.set(c.id, (runs.get(c.id) ?? 0) + 1);
+    const wrong: string[] = [];
+    for (const t of tasks.values()) {
+      const n = runs.get(t.id) ?? 0;
+      if (!isTerminal(t.status)) wrong.push(`${t.id} ${t.type} still ${t.status}`);
+      else if (t.type === 'once') {
+        if (n > 1) wrong.push(`${t.id} once: run ${n} times`);
+        if (t.status === TaskStatus.SUCCEEDED ? n !== 1 : t.status !== TaskStatus.SUBMIT_UNKNOWN) wrong.push(`${t.id} once: ${t.status} after ${n} runs`);
+      } else if (t.status !== TaskStatus.SUCCEEDED || n < 1) wrong.push(`${t.id} ${t.type}: ${t.status} after ${n} runs`);
+    }
+    expect(wrong).toEqual([]);
+
+    // every task ended exactly once: one transition into a terminal status, its last one
+    const ends: string[] = [];
+    for (const t of tasks.values()) {
+      const h = await retrying(() => store.history(t.id));
+      const terminal = h.filter((e) => isTerminal(e.to));
+      if (h.length >= HISTORY_LIMIT) ends.push(`${t.id}: ${h.length} transitions, more than the test keeps`);
+      else if (terminal.length !== 1 || h[h.length - 1].to !== t.status) ends.push(`${t.id}: ${h.map((e) => `${e.from}->${e.to}`).join(', ')}`);
+    }
+    expect(ends).toEqual([]);
+
+    // no task ran twice at once
+    const byTask = new Map<string, Call[]>();
+    for (const c of calls) byTask.set(c.id, [...(byTask.get(c.id) ?? []), c]);
+    const overlaps: string[] = [];
+    for (const [id, cs] of byTask) {
+      cs.sort((a, b) => a.begin - b.begin);
+      for (let i = 1; i < cs.length; i++) if (cs[i].begin < cs[i - 1].end) overlaps.push(`${id}: ${JSON.stringify(cs.slice(i - 1, i + 1))}`);
+    }
+    expect(overlaps).toEqual([]);
+
+    // no limit exceeded at any instant (ends before begins at equal times)
+    const edges = calls.flatMap((c) => [
+      { t: c.begin, d: 1, c },
+      { t: c.end, d: -1, c },
+    ]);
+    edges.sort((a, b) => a.t - b.t || a.d - b.d);
+    const live = new Map<string, Map<string, number>>();
+    const over: string[] = [];
+    for (const { t, d, c } of edges) {
+      for (const res of resources(tasks.get(c.id)!)) {
+        const m = live.get(res) ?? new Map<string, number>();
+        live.set(res, m);
+        const k = (m.get(c.id) ?? 0) + d;
+        if (k === 0) m.delete(c.id);
+        else m.set(c.id, k);
+        const limit = limitOf(res);
+        if (d > 0 && limit !== null && m.size > limit) over.push(`${res}: ${m.size} tasks running > ${limit} at ${t.toFixed(3)}`);
+      }
+    }
+    expect(over).toEqual([]);
+
+    // no slot leaked
+    const stats = await store.stats();
+    expect([stats.inFlightByProvider, stats.inFlightByAccount, stats.inFlightByTenant, stats.inFlightByConcurrencyKey]).toEqual([{}, [], {}, {}]);
+    if (target.leftoverSlots) {
+      await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
+      expect(await target.leftoverSlots(queue)).toEqual({});
+    }
+    // the chaos really happened
+    expect(pool.all.filter((c) => c.diedAt !== null).length + selfKills).toBeGreaterThan(2);
+    if (process.env.PQ_CHAOS_DEBUG) {
+      // eslint-disable-next-line no-console
+      console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, calls: calls.length, byStatus: stats.byStatus, log }));
+    }
+  } finally {
+    for (const c of pool.all) if (c.diedAt === null && !c.stopped) await pool.kill(c);
+    await store.close();
+  }
+}
