@@ -101,6 +101,12 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
         ['\u00e9t\u00e9', 'e\u0301te\u0301'],
         ['\u00df', 'ss'],
       ]));
+    // MariaDB / MySQL: schema v7 compares keys in a NO PAD collation (utf8mb4_bin is PAD SPACE)
+    describe('keys compared exactly: trailing spaces', () =>
+      keyIdentityCases(ctx, [
+        ['acme', 'acme '],
+        ['k', 'k  '],
+      ]));
     describe('order (DESIGN §2)', () => orderCases(ctx));
     describe('order across lanes: stale heads, tie-breaks (DESIGN §2)', () => laneHeadCases(ctx));
     describe('aging (DESIGN §2)', () => agingCases(ctx));

@@ -1,7 +1,7 @@
 /**
  * The world of the scheduling traces (test/traces): task types with real handlers, the key
- * alphabets (hundreds of lanes, with near-duplicate keys that only differ in case or Unicode
- * normalisation form), and a seeded generator of op lists replayed through the public API.
+ * alphabets (hundreds of lanes, with near-duplicate keys that only differ in case, Unicode
+ * normalisation form or trailing spaces), and a seeded generator of op lists replayed through the public API.
  *
  * Time: every clock move and every duration is a multiple of U (one minute of store time), so a
  * deadline is either past at a claim or at least U ahead of it: the worker's deadline timers
@@ -13,11 +13,11 @@ import { rng } from '../contract/harness';
 export const U = 60_000;
 export const LEASE_MS = 1000 * U;
 
-export const PROVIDERS = ['p0', 'p1', 'p2', 'p3', 'p4', 'P0'] as const;
-export const ACCOUNTS = [null, null, 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'A0'] as const;
-/** 'é' composed (NFC) and decomposed (NFD) are two tenants. */
-export const TENANTS = [null, null, 't0', 't1', 't2', 't3', 't4', '\u00e9', 'e\u0301'] as const;
-export const KEYS = [null, null, null, null, 'k0', 'k1', 'k2', 'k3', 'K0'] as const;
+export const PROVIDERS = ['p0', 'p1', 'p2', 'p3', 'p4', 'P0', 'p0 '] as const;
+export const ACCOUNTS = [null, null, 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'A0', 'a0 '] as const;
+/** 'é' composed (NFC) and decomposed (NFD) are two tenants; so are 't0' and 't0 '. */
+export const TENANTS = [null, null, 't0', 't1', 't2', 't3', 't4', '\u00e9', 'e\u0301', 't0 '] as const;
+export const KEYS = [null, null, null, null, 'k0', 'k1', 'k2', 'k3', 'K0', 'k0 '] as const;
 
 /**
  * Task types (handlers in trace-runner.ts):

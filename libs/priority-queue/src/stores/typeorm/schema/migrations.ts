@@ -9,6 +9,7 @@ import { ddlV3, undoV3 } from './ddl-v3';
 import { ddlV4, undoV4 } from './ddl-v4';
 import { ddlV5, undoV5 } from './ddl-v5';
 import { ddlV6, undoV6 } from './ddl-v6';
+import { ddlV7, undoV7 } from './ddl-v7';
 
 /**
  * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
@@ -40,9 +41,10 @@ export const SCHEMA_STEPS: readonly SchemaStep[] = [
   { version: 4, name: 'PriorityQueueSchemaV4', statements: ddlV4, undo: undoV4 },
   { version: 5, name: 'PriorityQueueSchemaV5', statements: ddlV5, undo: undoV5 },
   { version: 6, name: 'PriorityQueueSchemaV6', statements: ddlV6, undo: undoV6 },
+  { version: 7, name: 'PriorityQueueSchemaV7', statements: ddlV7, undo: undoV7 },
 ];
 
-const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000', 4: '1733184000000', 5: '1733270400000', 6: '1733356800000' };
+const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000', 4: '1733184000000', 5: '1733270400000', 6: '1733356800000', 7: '1733443200000' };
 
 export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
   const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';
