@@ -1,19 +1,4 @@
-import { runChaos } from './chaos-run';
-import { redisTarget, type RunningTarget } from './chaos-targets';
+import { redisTarget } from './chaos-targets';
+import { describeChaos } from './describe-chaos';
 
-jest.setTimeout(300_000);
-
-describe('chaos drain on redis: workers SIGKILLed (by the test and mid-store-call), connections killed server-side, the server restarted', () => {
-  let running: RunningTarget;
-  beforeAll(async () => {
-    running = await redisTarget();
-  }, 120_000);
-  afterAll(() => running?.close());
-
-  it('every task ends as DESIGN §4 says, none ran twice at once, no limit exceeded, no slot leaked', async () => {
-    const seed = Number(process.env.PQ_CHAOS_SEED ?? Math.floor(Math.random() * 1e6));
-    await runChaos(running.target, { tasks: 800, workers: 3, actions: 10, leaseMs: 3000, selfKill: 0.0005, seed }).catch((e: Error) => {
-      throw new Error(`seed ${seed}: ${e.message}`);
-    });
-  });
-});
+describeChaos('redis', redisTarget, { restarts: true });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MigrationInterface } from 'typeorm';
 import { fenceOf, ManualClock, TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
 import { priorityQueueMigrations, TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
+import { runMigrations } from './run-migrations';
 import { openDatabase, type OpenDatabase } from './typeorm-dialects';
 
 // A real MariaDB server; never skipped.
@@ -28,16 +29,7 @@ describe('TypeORM store on mariadb: schema step v7 (keys in a NO PAD collation)'
     await db?.close();
   });
 
-  async function run(classes: Array<new () => MigrationInterface>, direction: 'up' | 'down'): Promise<void> {
-    for (const M of classes) {
-      const qr = db.dataSource.createQueryRunner();
-      try {
-        await new M()[direction](qr);
-      } finally {
-        await qr.release();
-      }
-    }
-  }
+  const run = (classes: Array<new () => MigrationInterface>, direction: 'up' | 'down') => runMigrations(db.dataSource, classes, direction);
 
   async function openStore(): Promise<TypeOrmTaskStore> {
     const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: prefix, queue: 'q', migrate: false, clock });
