@@ -8,5 +8,5 @@ describeTraces(
       return new MemoryTaskStore({ clock, agingIntervalMs });
     },
   },
-  { traces: 4, agingTraces: 2, ops: 1500, backlog: 400 },
+  { traces: 3, agingTraces: 1, ops: 1500, backlog: 400 },
 );
