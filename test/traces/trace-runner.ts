@@ -11,8 +11,8 @@
  * claims go through a gate that answers "nothing" between ticks, so the start order is decided
  * by the ticks alone and is exactly reproducible.
  */
+import { AdmissionGuard, TaskManager } from 'nestjs-priority-queue';
 import {
-  AdmissionGuard,
   effectiveAccountLimit,
   effectiveConcurrencyKeyLimit,
   effectiveTenantQuota,
@@ -23,7 +23,6 @@ import {
   NotSubmittedError,
   PriorityQueue,
   TaskEvents,
-  TaskManager,
   TaskNotFoundError,
   TaskStatus,
   TaskTypeRegistry,
@@ -36,7 +35,7 @@ import {
   type Task,
   type TaskEvent,
   type TaskStore,
-} from 'nestjs-priority-queue';
+} from 'nestjs-priority-queue/core';
 import { ReferenceModel, type ModelTask } from '../model/reference-model';
 import { LEASE_MS, U, type Aim, type SubmitSpec, type TaskKind, type TraceOp } from './trace-world';
 
