@@ -3,6 +3,7 @@ import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import type { StoreFactory } from '../../contract/task-store.contract';
 import { startRedisCluster, type RedisClusterHandle } from '../../support/servers/redis-cluster';
 import { placeQueue, type QueuePlacement } from './cluster-placement';
+import { REDIS_POLICIES } from './redis-store-factory';
 
 export interface ClusterStoreFactory extends StoreFactory {
   /** Where the queue of every store created so far lives. */
@@ -28,6 +29,7 @@ export function redisClusterStoreFactory(prefix: string): ClusterStoreFactory {
   }, 120_000);
   return {
     name: 'redis-cluster',
+    policies: REDIS_POLICIES,
     placements,
     cluster: () => cluster!,
     async create({ clock, agingIntervalMs, historyLimit, fairness }) {

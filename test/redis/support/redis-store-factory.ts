@@ -3,6 +3,9 @@ import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import type { StoreFactory } from '../../contract/task-store.contract';
 import { startRedisServer, type RedisServerHandle } from '../../support/servers/redis-server';
 
+/** The DESIGN §7 policies RedisTaskStore implements (its `policies`): deadline boosts, not fair share yet. */
+export const REDIS_POLICIES = { fairness: false, boost: true };
+
 /**
  * Extra ioredis options from PQ_TEST_REDIS_OPTIONS (JSON): the compatibility matrix runs the Redis
  * contract on ioredis 6 with `{"replyMapping":"resp3"}` too (test/compat/next-drivers.ts).
@@ -26,6 +29,7 @@ export function redisStoreFactory(prefix: string): StoreFactory {
   }, 120_000);
   return {
     name: 'redis',
+    policies: REDIS_POLICIES,
     async create({ clock, agingIntervalMs, historyLimit, fairness }) {
       return new RedisTaskStore({ connection: connection!, prefix: `${prefix}${++n}`, clock, agingIntervalMs, historyLimit, fairness });
     },

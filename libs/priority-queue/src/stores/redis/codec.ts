@@ -26,7 +26,7 @@ const SEP = '\x1f';
 
 /**
  * The hash of a claimed task as it was before the claim, from claim_submissions.lua's string
- * for it: version, attempts, updatedAt, deadlineAt ('' = absent), `d` and the lane member
+ * for it: version, attempts, updatedAt, deadlineAt, boostAt, boostPriority ('' = absent), `d` and the lane member
  * (core/order-key.ts encodeOrderKey .. id; with aging the key starts with 16 more hex digits),
  * joined by \x1f (d is JSON, which escapes it; the member is last), and its error text if any.
  * Priority, runAt, createdAt and seq come from the order key, as the server holds them.
@@ -37,12 +37,16 @@ export function claimedHash(s: string, error: string | undefined, agingIntervalM
   const e3 = s.indexOf(SEP, e2 + 1);
   const e4 = s.indexOf(SEP, e3 + 1);
   const e5 = s.indexOf(SEP, e4 + 1);
-  const h: Record<string, string> = { version: s.slice(0, e1), d: s.slice(e4 + 1, e5) };
+  const e6 = s.indexOf(SEP, e5 + 1);
+  const e7 = s.indexOf(SEP, e6 + 1);
+  const h: Record<string, string> = { version: s.slice(0, e1), d: s.slice(e6 + 1, e7) };
   if (e2 > e1 + 1) h.attempts = s.slice(e1 + 1, e2);
   if (e3 > e2 + 1) h.updatedAt = s.slice(e2 + 1, e3);
   if (e4 > e3 + 1) h.deadlineAt = s.slice(e3 + 1, e4);
+  if (e5 > e4 + 1) h.boostAt = s.slice(e4 + 1, e5);
+  if (e6 > e5 + 1) h.boostPriority = s.slice(e5 + 1, e6);
   if (error !== undefined) h.error = error;
-  const o = e5 + 1 + (agingIntervalMs > 0 ? 16 : 0);
+  const o = e7 + 1 + (agingIntervalMs > 0 ? 16 : 0);
   h.priority = String(2147483647 - parseInt(s.slice(o, o + 8), 16));
   h.runAt = String(parseInt(s.slice(o + 8, o + 22), 16) - TWO52);
   h.createdAt = String(parseInt(s.slice(o + 22, o + 36), 16) - TWO52);
@@ -142,7 +146,7 @@ export function changeArg(v: string | number | boolean | null | undefined): stri
   return '+' + String(v);
 }
 
-export const CREATE_FIELDS_PER_TASK = 14;
+export const CREATE_FIELDS_PER_TASK = 15;
 
 export function serializePayload(payload: unknown): string {
   return JSON.stringify(payload === undefined ? null : payload);
@@ -165,7 +169,14 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
     t.idempotent ? '1' : '0',
     laneKey(t),
     t.idempotencyKey === null ? '' : idemScope(t),
+    boostArg(t),
   ];
+}
+
+/** A task's deadline boost for create.lua: '' without one (or without a deadline), else '+W:P'. */
+export function boostArg(t: NewTask): string {
+  if (t.boost == null || t.timeoutMs === null) return '';
+  return `+${t.boost.beforeDeadlineMs}:${t.boost.priority}`;
 }
 
 /**

@@ -41,6 +41,11 @@ export const FIXED_KEYS = [
   'polls',
   /** zset: non-terminal task ids with a deadline, scored by deadlineAt. */
   'deadlines',
+  /**
+   * zset: unfired deadline boosts (DESIGN §7, core/boost.ts) scored by boostAt, members
+   * `hex14(seq) .. id` so that equal boost times fire in seq order; claim_submissions fires the due ones.
+   */
+  'boosts',
   /** zset: terminal task ids scored by finishedAt (purge). */
   'finished',
   /** hash: idempotencyKey -> task id. */

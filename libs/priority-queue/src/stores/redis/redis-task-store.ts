@@ -99,9 +99,12 @@ const MAX_COMPLETE_BATCH = 500;
  */
 export class RedisTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
-  /** DESIGN §7 policies are not in the Lua scripts yet: asking for them is NotSupportedByStoreError. */
+  /**
+   * DESIGN §7: deadline boosts fire in claim_submissions.lua (lib.lua applyDueBoosts, mirroring
+   * core/boost.ts); fair share is not in the scripts yet: asking for it is NotSupportedByStoreError.
+   */
   readonly fairness = null;
-  readonly policies: StorePolicies = { fairness: false, boost: false };
+  readonly policies: StorePolicies = { fairness: false, boost: true };
   /** @internal The queue's Redis keys (stores/redis/keys.ts). */
   readonly keys: QueueKeys;
   private readonly connection: RedisConnection;
@@ -239,18 +242,19 @@ export class RedisTaskStore implements TaskStore {
       out.claimed.push(...claim.claimed);
       out.timedOut.push(...claim.timedOut);
       out.nextWakeAt = claim.nextWakeAt;
+      if (claim.boosted) (out.boosted ??= []).push(...claim.boosted);
       if (!more || out.claimed.length >= limit) return out;
     }
   }
 
   private async claimOnce(request: ClaimRequest, limit: number): Promise<{ claim: SubmissionClaim; more: boolean }> {
     const lbase = leasePrefix();
-    const [now, leaseUntil, claimed, errs, timedOut, wake, more] = (await this.run('claim_submissions', [
+    const [now, leaseUntil, claimed, errs, timedOut, wake, more, boosted] = (await this.run('claim_submissions', [
       request.owner,
       String(limit),
       String(request.leaseMs),
       lbase,
-    ])) as [string, string, string[], Array<number | string>, Flat[], string | null, number];
+    ])) as [string, string, string[], Array<number | string>, Flat[], string | null, number, Array<string | Flat>];
     const errors = new Map<number, string>();
     for (let i = 0; i < errs.length; i += 2) errors.set(Number(errs[i]), String(errs[i + 1]));
     const claim: SubmissionClaim = {
@@ -270,6 +274,9 @@ export class RedisTaskStore implements TaskStore {
       timedOut: timedOut.map(decodeTask),
       nextWakeAt: wake === undefined || wake === null ? null : Number(wake),
     };
+    for (let i = 0; i < boosted.length; i += 2) {
+      (claim.boosted ??= []).push({ fromPriority: Number(boosted[i]), task: decodeTask(boosted[i + 1] as Flat) });
+    }
     return { claim, more: Number(more) === 1 };
   }
 

@@ -3,23 +3,30 @@
 -- resource that refused it, so it never blocks later candidates). Admission (pause, GCRA rate,
 -- account, tenant, concurrency key) is checked and consumed here, each claim counting against
 -- the next. A head past its deadline becomes TIMED_OUT without admission or token.
--- Cost: O((k + parkings + timeouts) * log n), plus moving due delayed tasks into their lanes;
+-- Deadline boosts due at `now` fire first (lib.lua applyDueBoosts, core/boost.ts), so the order
+-- the claim sees has every one of them applied.
+-- Cost: O((k + parkings + timeouts) * log n), plus firing due boosts and moving due delayed tasks into their lanes;
 -- candidates are taken a lane run at a time, index writes are one command per index and call.
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: boosts, delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
 --       deadlines, finished, pendcount, inflight_*, gcra, lim_*
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
--- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil, cutShort }: claimed = one
+-- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil, cutShort, boosted }: claimed = one
 --          string per claimed task, its values as they were BEFORE the claim: version, attempts,
---          updatedAt, deadlineAt, d and its lane member (order key .. id: priority, runAt,
+--          updatedAt, deadlineAt, boostAt, boostPriority, d and its lane member (order key .. id: priority, runAt,
 --          createdAt, seq and id), joined by SEP ('' = absent; codec.ts claimedHash); errs = { i,
 --          error text, ... } for the claimed tasks that have an error (the caller applies status
 --          SUBMITTING, leaseOwner, leaseId = prefix .. i, leaseUntil, updatedAt = now, version + 1);
 --          timedOut = HGETALL of each task that timed out; cutShort = 1 when a bound on this call's work
 --          (MAX_PROMOTE, MAX_TIMEOUTS) ended it with fewer than `limit` claimed while due work is
 --          left: the caller calls again at once, in the same claimSubmissions (no claim may stop
---          early while ready lanes remain, DESIGN §3), else 0
+--          early while ready lanes remain, DESIGN §3; or MAX_BOOSTS due boosts), else 0;
+--          boosted = { priority before, HGETALL, ... } of the tasks a boost raised (applyDueBoosts)
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local MAX_PROMOTE, MAX_TIMEOUTS = 5000, 1000
+local MAX_PROMOTE, MAX_TIMEOUTS, MAX_BOOSTS = 5000, 1000, 1000
+
+-- due deadline boosts fire before anything else looks at the order; more than one call fires:
+-- claim nothing yet (the order must have all of them applied), call again now
+local boosted, boostBacklog = applyDueBoosts(MAX_BOOSTS)
 
 -- The first delayed task and the first rate wake-up, read once: when neither is due and this
 -- call adds no rate wake-up, they are also the nextWakeAt of the reply (no second read).
@@ -38,7 +45,7 @@ if firstDelayed and tonumber(firstDelayed) <= NOW then
   end
 end
 -- more due tasks than one call moves: claim nothing yet (order must stay exact), call again now
-local backlog = #due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0
+local backlog = boostBacklog or (#due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0)
 local cutShort = backlog
 
 -- providers whose next rate token is due release their parked lanes
@@ -188,7 +195,7 @@ while not stop and not backlog and #claimed < limit do
       local tk = dk('task', id)
       -- d, version, deadlineAt; a task never changed since create (version 1: every change bumps
       -- it) has no attempts, error or updatedAt, so only another one reads them
-      local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt', '_h')
+      local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt', '_h', 'boostAt', 'boostPriority')
       local deadline, version = tonumber(vals[3]), vals[2]
       local more = version ~= '1' and redis.call('HMGET', tk, 'attempts', 'error', 'updatedAt')
       local ph = string.sub(mem, KEYW - 49, KEYW - 42) -- the order key's priority part
@@ -207,13 +214,14 @@ while not stop and not backlog and #claimed < limit do
         -- last; an error text goes to errs
         if more then
           claimed[#claimed + 1] = version .. SEP .. (more[1] or '') .. SEP .. (more[3] or '') .. SEP .. (vals[3] or '') ..
-            SEP .. vals[1] .. SEP .. mem
+            SEP .. (vals[5] or '') .. SEP .. (vals[6] or '') .. SEP .. vals[1] .. SEP .. mem
           if more[2] then
             errs[#errs + 1] = #claimed
             errs[#errs + 1] = more[2]
           end
         else
-          claimed[#claimed + 1] = version .. SEP .. SEP .. SEP .. (vals[3] or '') .. SEP .. vals[1] .. SEP .. mem
+          claimed[#claimed + 1] = version .. SEP .. SEP .. SEP .. (vals[3] or '') .. SEP .. (vals[5] or '') .. SEP ..
+            (vals[6] or '') .. SEP .. vals[1] .. SEP .. mem
         end
         if HIST > 0 then -- the history entry rides in the same write (lib.lua histAppend)
           local v = fmt(tonumber(version) + 1)
@@ -289,4 +297,4 @@ else
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end
 wake()
-return { nowS, leaseUntil, claimed, errs, timedOut, nextWake and fmt(nextWake) or false, cutShort and 1 or 0 }
+return { nowS, leaseUntil, claimed, errs, timedOut, nextWake and fmt(nextWake) or false, cutShort and 1 or 0, boosted }

@@ -1,13 +1,15 @@
 -- create: creates tasks in one atomic step; an input whose idempotency key exists (in the store
 -- or earlier in this batch) with the same type, tenant and payload returns the existing task
 -- instead; with another one the whole batch fails (core/idempotency.ts).
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, delayed, ready, laneready, lanepark
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, boosts, delayed, ready, laneready, lanepark
 -- ARGV[4]  n, the number of tasks
--- ARGV[5 + 14*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
+-- ARGV[5 + 15*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
 --          properties as a JSON array, stored as given), priority, providerKey, accountId (opt),
 --          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
 --          idempotent ('1' | '0'), lane id, idempotency scope ('' without a key: codec.ts
---          idemScope, `type \31 tenant \31 payload fingerprint`, kept in the task's field `_i`)
+--          idemScope, `type \31 tenant \31 payload fingerprint`, kept in the task's field `_i`),
+--          deadline boost ('' or '+W:P', codec.ts boostArg; only with a timeout: boostAt =
+--          deadlineAt - W and boostPriority = P are kept, the boost waits in K.boosts)
 -- Returns: { now, first seq, { i, HGETALL }, ... }: the created tasks take the sequence numbers
 --          first, first + 1, ... in input order (the caller builds them from its input); an input
 --          i (1-based) whose idempotency key exists gets the HGETALL of the existing task instead.
@@ -16,7 +18,7 @@
 --          JSON>' when input i (0-based) reuses a key held by task <id> with another scope
 --          (<fields>: the differing parts, comma-separated: type, tenantId, payload).
 local n = tonumber(ARGV[4])
-local W = 14
+local W = 15
 
 local SCOPE_FIELDS = { 'type', 'tenantId', 'payload' }
 local function scopeParts(s)
@@ -88,7 +90,7 @@ for c = 1, #toCheck, 1000 do
 end
 
 -- index writes are gathered and done with one command per index (and per lane / priority)
-local byStatus, delayed, lanes, laneOrder, due, pend = {}, {}, {}, {}, {}, {}
+local byStatus, delayed, lanes, laneOrder, due, pend, boosts = {}, {}, {}, {}, {}, {}, {}
 local function zaddMany(key, list)
   for i = 1, #list, 1000 do
     redis.call('ZADD', key, unpack(list, i, math.min(i + 999, #list)))
@@ -160,6 +162,17 @@ for i = 0, n - 1 do
       h[#h + 1] = 'deadlineAt'
       h[#h + 1] = deadS
       redis.call('ZADD', K.deadlines, deadS, id)
+      local b = opt(ARGV[a + 14])
+      if b then -- core/boost.ts boostAtOf
+        local w, bp = string.match(b, '^(%d+):(-?%d+)$')
+        local at = fmt(deadline - tonumber(w))
+        h[#h + 1] = 'boostAt'
+        h[#h + 1] = at
+        h[#h + 1] = 'boostPriority'
+        h[#h + 1] = bp
+        boosts[#boosts + 1] = at
+        boosts[#boosts + 1] = boostMember(seq, id)
+      end
     end
     byStatus[#byStatus + 1] = seqS
     byStatus[#byStatus + 1] = id
@@ -200,6 +213,7 @@ if #byStatus > 0 then
   for p, c in pairs(pend) do redis.call('HINCRBY', K.pendcount, p, c) end
   for p, list in pairs(due) do zaddMany(dk('due', p), list) end
   zaddMany(K.delayed, delayed)
+  zaddMany(K.boosts, boosts)
   for _, lane in ipairs(laneOrder) do
     zaddMany(dk('lane', lane), lanes[lane])
     refreshReady(lane)

@@ -191,6 +191,49 @@ local function enqueueStored(id)
   enqueue(id, tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5])
 end
 
+-- A PENDING_SUBMIT task takes priority `pri` (change_priority, a deadline boost): pending counts,
+-- updatedAt, version + 1 and, when due, its lane member re-keyed (a delayed task keeps its place
+-- in `delayed`: promotion keys it by the new priority). `f` = HMGET of PRI_FIELDS.
+local PRI_FIELDS = { 'priority', 'runAt', 'createdAt', 'seq', '_l', '_k', 'status', 'boostPriority', 'boostAt' }
+local function reprioritize(id, f, pri)
+  local tk = dk('task', id)
+  local old = tonumber(f[1])
+  if f[6] then laneDel(id, f[5], f[6], old) end
+  hincr(K.pendcount, fmt(old), -1)
+  redis.call('HINCRBY', K.pendcount, fmt(pri), 1)
+  redis.call('HSET', tk, 'priority', fmt(pri), 'updatedAt', fmt(NOW))
+  redis.call('HINCRBY', tk, 'version', 1)
+  if f[6] then laneAdd(id, pri, tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5]) end
+end
+
+-- Member of a task's unfired boost in K.boosts (scored by boostAt): seq first, so that boosts
+-- due at the same time fire in seq order (core/boost.ts compareBoosts).
+local function boostMember(seq, id) return hex14(seq) .. id end
+
+-- DESIGN §7 deadline boosts, mirroring core/boost.ts (compareBoosts, boostedPriority): fires up
+-- to `max` unfired boosts with boostAt <= NOW in (boostAt, seq) order. A task still
+-- PENDING_SUBMIT below its boostPriority takes it (reprioritize: version + 1, re-keyed in its
+-- lane); any other task is left as it is; either way the boost has fired (leaves K.boosts).
+-- Returns { fromPriority, HGETALL as the boost wrote it, ... } of the raised tasks, in firing
+-- order, and true when more due boosts are left than `max`.
+local function applyDueBoosts(max)
+  local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', fmt(NOW), 'LIMIT', 0, max)
+  local out = {}
+  if #due == 0 then return out, false end
+  redis.call('ZREM', K.boosts, unpack(due))
+  for _, m in ipairs(due) do
+    local id = string.sub(m, 15)
+    local f = redis.call('HMGET', dk('task', id), unpack(PRI_FIELDS))
+    local to = tonumber(f[8])
+    if f[7] == PENDING and to and tonumber(f[1]) < to then
+      reprioritize(id, f, to)
+      out[#out + 1] = f[1]
+      out[#out + 1] = taskOf(id)
+    end
+  end
+  return out, #due == max and redis.call('ZCOUNT', K.boosts, '-inf', fmt(NOW)) > 0
+end
+
 -- Moves up to `max` due delayed tasks into their lanes (what a claim does first); true when more
 -- due ones are left in the delayed set.
 local function promoteDue(max)
@@ -323,7 +366,7 @@ end
 
 -- Fields finalize needs, in this order (callers that already read them pass them in).
 local FINAL_FIELDS = { 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey',
-  'deadlineAt', 'version' }
+  'deadlineAt', 'version', 'boostAt' }
 
 -- Per-task history (core/history.ts): field `_h` of the task hash, its last HIST transitions as
 -- `at,<from><to>,version[,error]` (one-digit status codes, HIST_CODE) joined by \30. The entry
@@ -363,7 +406,7 @@ local function hist(id, from, to, version, err)
   redis.call('HSET', tk, '_h', histAppend(f[1], from, to, version, err))
 end
 
--- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline. `f` = the FINAL_FIELDS
+-- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline, boost. `f` = the FINAL_FIELDS
 -- values, `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
 local function finalizeKnown(id, f, to, extra, dels)
   local tk = dk('task', id)
@@ -378,6 +421,7 @@ local function finalizeKnown(id, f, to, extra, dels)
   for _, d in ipairs(dels or {}) do del[#del + 1] = d end
   redis.call('HDEL', tk, unpack(del))
   if f[8] then redis.call('ZREM', K.deadlines, id) end
+  if f[10] then redis.call('ZREM', K.boosts, boostMember(tonumber(f[2]), id)) end -- an unfired boost goes with it
   moveStatus(id, from, to, f[2], f[3])
   redis.call('ZADD', K.finished, fmt(NOW), id)
   redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),
