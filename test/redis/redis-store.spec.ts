@@ -30,7 +30,11 @@ describe('RedisTaskStore specifics', () => {
     const other = await open({ prefix: `spec${n}` }); // same queue, another instance: no lease cache
     n++;
     const payloads: unknown[] = [{ a: [1, 'x', null], s: 'é\u001f"' }, null, 'text', 42, [true]];
-    await store.create(payloads.map((payload, i) => noopTask({ payload, priority: i, timeoutMs: i % 2 ? 60_000 : null, idempotencyKey: `k${i}`, accountId: i % 2 ? 'acc' : null })));
+    await store.create(
+      payloads.map((payload, i) =>
+        noopTask({ payload, priority: i, timeoutMs: i % 2 ? 60_000 : null, boost: i % 2 ? { beforeDeadlineMs: 1000, priority: 9 } : null, idempotencyKey: `k${i}`, accountId: i % 2 ? 'acc' : null }),
+      ),
+    );
     const { claimed } = await store.claimSubmissions({ owner: 'me', limit: 10, leaseMs: 30_000 });
     expect(claimed).toHaveLength(payloads.length);
     for (const t of claimed) expect(t).toEqual(await store.get(t.id));
@@ -160,6 +164,35 @@ describe('RedisTaskStore specifics', () => {
     const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 10, leaseMs: 600_000 });
     expect(claimed.length).toBeGreaterThan(0);
     for (const t of claimed) expect(t).toEqual(await store.get(t.id));
+  });
+
+  it('deadline boosts wait in the queue\'s boosts zset (boostAt, then seq) until they fire (also a finished task\'s: a retry may bring it back before boostAt) or its task is purged', async () => {
+    const clock = new ManualClock();
+    const store = await open({ clock });
+    const key = `${store.keys.base}boosts`;
+    const boost = (w: number) => ({ timeoutMs: 10_000, boost: { beforeDeadlineMs: w, priority: 5 } });
+    const made = (await store.create([noopTask(boost(4000)), noopTask(boost(4000)), noopTask(boost(2000)), noopTask({ ...boost(2000), priority: 1 }), noopTask({})])).map((r) => r.task);
+    const [a, b, c, d] = made;
+    const members = await redis.conn.zrange(key, 0, -1, 'WITHSCORES');
+    // boostAt T+6000 (a, b in seq order), then T+8000 (c, d)
+    expect(members.filter((_, i) => i % 2 === 0).map((m) => m.slice(14))).toEqual([a.id, b.id, c.id, d.id]);
+    expect(members.filter((_, i) => i % 2 === 1).map(Number)).toEqual([a.boostAt, b.boostAt, c.boostAt, d.boostAt]);
+    await store.cancel(b.id);
+    const [first] = (await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 60_000 })).claimed;
+    expect(first.id).toBe(d.id); // priority 1: the only one above 0
+    await store.complete(fenceOf(first), { status: TaskStatus.SUCCEEDED });
+    expect((await redis.conn.zrange(key, 0, -1)).map((m) => m.slice(14))).toEqual([a.id, b.id, c.id, d.id]);
+    clock.advance(6000);
+    const at = await store.claimSubmissions({ owner: 'w', limit: 0, leaseMs: 60_000 });
+    expect(at.boosted?.map((x) => x.task.id)).toEqual([a.id]); // b's fired unused (canceled)
+    expect((await redis.conn.zrange(key, 0, -1)).map((m) => m.slice(14))).toEqual([c.id, d.id]);
+    expect(await store.purge(clock.now(), 10)).toBe(2); // b canceled, d completed: d's unfired boost goes with it
+    expect((await redis.conn.zrange(key, 0, -1)).map((m) => m.slice(14))).toEqual([c.id]);
+    clock.advance(4000); // c's boost fires first (still pending), then the claim times out c and a (deadlines passed)
+    const late = await store.claimSubmissions({ owner: 'w', limit: 5, leaseMs: 60_000 });
+    expect(late.boosted?.map((x) => x.task.id)).toEqual([c.id]);
+    expect(late.timedOut.map((t) => t.id).sort()).toEqual([a.id, c.id].sort());
+    expect(await redis.conn.exists(key)).toBe(0);
   });
 
   it('every key of a queue carries the hash tag {prefix:queue} (one cluster slot)', async () => {

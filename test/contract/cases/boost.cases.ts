@@ -111,6 +111,26 @@ export function boostCases(ctx: ContractContext): void {
     expect(after.claimed[0].priority).toBe(0);
   });
 
+  it('a task finished before boostAt and retried keeps its boost: it fires once the time comes', async () => {
+    const h = await ctx.open();
+    const [x, y] = await h.create(boosted(1000, 5), boosted(1000, 5));
+    await h.store.cancel(x.id);
+    const [ys] = await h.claim(1);
+    expect(ys.id).toBe(y.id);
+    await h.store.complete(fenceOf(ys), { status: TaskStatus.FAILED, error: 'no' });
+    const back = await Promise.all([h.store.requeue(x.id), h.store.requeue(y.id)]);
+    expect(back.map((t) => [t.task.status, t.task.priority])).toEqual([
+      [TaskStatus.PENDING_SUBMIT, 0],
+      [TaskStatus.PENDING_SUBMIT, 0],
+    ]);
+    h.clock.advance(1000);
+    const at = await h.claimRaw(0);
+    expect(boostsOf(at)).toEqual([
+      [x.id, 0, 5],
+      [y.id, 0, 5],
+    ]);
+  });
+
   it('a task already at or above the boost priority is left as it is', async () => {
     const h = await ctx.open();
     const [x, y] = await h.create(boosted(100, 5, { priority: 5 }), boosted(100, 5, { priority: 9 }));
@@ -155,6 +175,19 @@ export function boostCases(ctx: ContractContext): void {
     const own = await queue.submit({ type: 'job', boost: { beforeDeadlineMs: 59_000, priority: 8 } });
     expect(own).toMatchObject({ boostAt: T0 + 1000, boostPriority: 8 });
     expect((await queue.submit({ type: 'job', boost: null })).boostAt).toBeNull();
+  });
+
+  it('at scale: 2,500 boosts due at once (more than one store call fires) are all applied before the claim picks', async () => {
+    const h = await ctx.open();
+    const [plain] = await h.create({ priority: 3 });
+    const made = await h.create(...Array.from({ length: 2500 }, (_, i) => boosted(1 + (i % 700), 4, { providerKey: `p${i % 50}` })));
+    h.clock.advance(700);
+    const claim = await h.claimRaw(3);
+    expect(claim.boosted).toHaveLength(2500);
+    const order = [...made].sort((a, b) => a.boostAt! - b.boostAt! || a.seq - b.seq);
+    expect(claim.boosted!.map((b) => b.task.id)).toEqual(ids(order));
+    expect(ids(claim.claimed)).toEqual(ids(made.slice(0, 3))); // all at 4 now, ahead of the plain 3
+    expect(await h.status(plain.id)).toBe(TaskStatus.PENDING_SUBMIT);
   });
 
   it('at scale: 300 boosted tasks over 40 lanes fire in order, claims take the boosted ones first', async () => {

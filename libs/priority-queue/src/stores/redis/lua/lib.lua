@@ -366,7 +366,7 @@ end
 
 -- Fields finalize needs, in this order (callers that already read them pass them in).
 local FINAL_FIELDS = { 'status', 'seq', 'priority', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey',
-  'deadlineAt', 'version', 'boostAt' }
+  'deadlineAt', 'version' }
 
 -- Per-task history (core/history.ts): field `_h` of the task hash, its last HIST transitions as
 -- `at,<from><to>,version[,error]` (one-digit status codes, HIST_CODE) joined by \30. The entry
@@ -406,7 +406,8 @@ local function hist(id, from, to, version, err)
   redis.call('HSET', tk, '_h', histAppend(f[1], from, to, version, err))
 end
 
--- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline, boost. `f` = the FINAL_FIELDS
+-- Any status -> terminal `to`: indexes, slots, lease, next poll, deadline (an unfired boost
+-- stays: a retry of the finished task may bring it back before boostAt; purge drops it). `f` = the FINAL_FIELDS
 -- values, `extra` = more fields to set, `dels` = more fields to remove (null results / errors).
 local function finalizeKnown(id, f, to, extra, dels)
   local tk = dk('task', id)
@@ -421,7 +422,6 @@ local function finalizeKnown(id, f, to, extra, dels)
   for _, d in ipairs(dels or {}) do del[#del + 1] = d end
   redis.call('HDEL', tk, unpack(del))
   if f[8] then redis.call('ZREM', K.deadlines, id) end
-  if f[10] then redis.call('ZREM', K.boosts, boostMember(tonumber(f[2]), id)) end -- an unfired boost goes with it
   moveStatus(id, from, to, f[2], f[3])
   redis.call('ZADD', K.finished, fmt(NOW), id)
   redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),

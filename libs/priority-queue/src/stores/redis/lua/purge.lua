@@ -8,7 +8,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.finished, '-inf', ARGV[4], 'LI
   local tk = dk('task', id)
   local f = redis.call('HMGET', tk, 'status', 'idempotencyKey', 'boostAt', 'seq')
   if f[1] then redis.call('ZREM', dk('status', f[1]), id) end
-  -- a boost still unfired (its task completed before boostAt: complete.lua leaves it)
+  -- a boost still unfired (its task finished before boostAt; a retry would have brought it back)
   if f[3] then redis.call('ZREM', K.boosts, boostMember(tonumber(f[4]), id)) end
   if f[2] and redis.call('HGET', K.idem, f[2]) == id then redis.call('HDEL', K.idem, f[2]) end
   redis.call('DEL', tk)
