@@ -1,19 +1,38 @@
 /**
  * DESIGN §7 deadline boost through the worker: the claim that fires a boost reports it, and the
  * worker publishes it as a `boosted` event (boostedFrom = the priority before) before the task
- * runs at its new priority. On the memory store (the stores with TaskStore.policies.boost; the
+ * runs at its new priority. On the stores with TaskStore.policies.boost, memory and Redis (the
  * contract suite covers the store side on each of them). The store runs on a ManualClock: the
  * boost fires when the test moves the clock, whatever the machine's speed.
  */
-import { ManualClock, PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type TaskEvent } from 'nestjs-priority-queue/core';
+import Redis from 'ioredis';
+import { ManualClock, PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type TaskEvent, type TaskStore } from 'nestjs-priority-queue/core';
+import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { ended } from './support/run-helpers';
 
 const T0 = 1_700_000_000_000;
 
-it('a boost fired by the worker\'s claim is a `boosted` event, then the task runs at the boost priority', async () => {
+let server: RedisServerHandle | undefined;
+let connection: Redis | undefined;
+afterAll(async () => {
+  connection?.disconnect();
+  await server?.stop();
+});
+
+async function openStore(kind: 'memory' | 'redis', clock: ManualClock): Promise<TaskStore> {
+  if (kind === 'memory') return new MemoryTaskStore({ clock });
+  server ??= await startRedisServer();
+  connection ??= new Redis(server.url, { maxRetriesPerRequest: 3 });
+  const store = new RedisTaskStore({ connection, prefix: `boost${process.pid}`, clock });
+  await store.init();
+  return store;
+}
+
+it.each(['memory', 'redis'] as const)('%s: a boost fired by the worker\'s claim is a `boosted` event, then the task runs at the boost priority', async (kind) => {
   const clock = new ManualClock(T0);
-  const store = new MemoryTaskStore({ clock });
+  const store = await openStore(kind, clock);
   const registry = new TaskTypeRegistry();
   const ran: Array<{ id: string; priority: number }> = [];
   registry.register('job', { timeoutMs: 60_000, boost: { beforeDeadlineMs: 50_000, priority: 7 } }, { run: async ({ task }) => void ran.push({ id: task.id, priority: task.priority }) }, 'BoostHandler');
@@ -38,6 +57,7 @@ it('a boost fired by the worker\'s claim is a `boosted` event, then the task run
     expect((await done).to).toBe(TaskStatus.SUCCEEDED);
   } finally {
     await worker.stop();
+    await store.close();
   }
   expect(errors).toEqual([]);
   expect(ran).toEqual([{ id: t.id, priority: 7 }]);
