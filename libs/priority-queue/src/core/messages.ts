@@ -134,8 +134,8 @@ export const Messages = {
     `Queue "${queue}" was created with agingIntervalMs = ${stored}, this store asks for ${wanted}. The order of every index depends on it: use the same value in every process, or a new queue name.`,
   dataSourceNotInitialized: () =>
     `The TypeORM DataSource is not initialized: call dataSource.initialize() (or let @nestjs/typeorm do it) before init() of the task store.`,
-  schemaMissing: (table: string) =>
-    `Table ${table} is missing. Run the task store's migrations (store.init() does it, or add priorityQueueMigrations() to your DataSource migrations).`,
+  schemaMissing: (prefix: string, found: number, needed: number) =>
+    `The task store's schema under table prefix "${prefix}" is ${found === 0 ? 'missing' : `at version ${found}`}, this version of the library needs version ${needed}. Run its migrations: priorityQueueMigrations({ tablePrefix: '${prefix}' }) in your DataSource's migrations, or construct the store with migrate: true (the default) so that init() runs them.`,
   // operations: retry, explain, history, query
   cannotRetry: (id: string, status: string) =>
     `Task ${id} is ${status}: only a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task can be retried. Nothing was changed.`,

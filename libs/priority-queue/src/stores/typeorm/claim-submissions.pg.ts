@@ -9,13 +9,13 @@ import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
 
 /**
  * claimSubmissions on PostgreSQL in ONE round trip: the `<prefix>claim` function
- * (schema/pg-functions.ts) runs the whole claim of claim-submissions.ts server-side in the
+ * (schema/postgres/1-claim.sql) runs the whole claim of claim-submissions.ts server-side in the
  * statement's own transaction (advisory queue lock until its COMMIT) and returns the claimed
- * and timed-out rows plus the next wake-up. Schema v3: each claimed row comes with its ctid,
- * kept with the row in the lease cache for the task's complete (pg-lease-cache.ts).
+ * and timed-out rows plus the next wake-up. Each claimed row comes with its ctid, kept with the
+ * row in the lease cache for the task's complete (pg-lease-cache.ts).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
-  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, ${c.pgSchema >= 3 ? 'tid, ' : ''}${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
   const [a, b] = c.db.lockKeys;
   return retryOnConflict(c.d, async () => {
     const batch = randomUUID();
@@ -41,15 +41,14 @@ function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string
     const kind = Number(r.kind);
     if (kind === 0) wake = numOrNull(r.wake);
     else if (kind === 1) {
-      if (c.pgSchema >= 3) {
-        // schema v3 leaves out what the call itself says (pg-claim-v3.ts CALLER_KNOWS); wake = the claim's now
-        const now = num(r.wake);
-        r.status = 'SUBMITTING';
-        r.lease_owner = req.owner;
-        r.lease_id = `${batch}:${String(r.id)}`;
-        r.lease_until = now + req.leaseMs;
-        r.updated_at = now;
-      }
+      // a claimed row leaves out what the call itself says (status, lease owner, lease id,
+      // lease end, updated_at; staged and lane_key are not task fields); wake = the claim's now
+      const now = num(r.wake);
+      r.status = 'SUBMITTING';
+      r.lease_owner = req.owner;
+      r.lease_id = `${batch}:${String(r.id)}`;
+      r.lease_until = now + req.leaseMs;
+      r.updated_at = now;
       claimed.push(rowToTask(r));
       if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), r, String(r.tid));
     } else timedOut.push(rowToTask(r));

@@ -8,19 +8,10 @@ import { Sql } from './sql/sql';
 
 /** What every query file needs: the connection, the dialect, table names, queue and ordering mode. */
 export class StoreContext {
-  /** PostgreSQL: the schema version found by init() (3 and up: tasks created due go straight into their lane). */
-  pgSchema = 0;
-  /** PostgreSQL, schema v3: tasks this store claimed, for its completes (pg-lease-cache.ts). */
+  /** PostgreSQL: tasks this store claimed, for its completes (pg-lease-cache.ts). */
   readonly leased = new PgLeaseCache();
-  /** Transitions each task created by this store keeps (schema v6 `history_limit`); 0 = none. */
+  /** Transitions each task created by this store keeps (`history_limit`); 0 = none. */
   historyLimit = 0;
-  /** The schema version init() found (every dialect); history needs 6. */
-  schemaVersion = 0;
-
-  /** Whether creates write `history_limit` (schema v6 and later). */
-  get historyColumns(): boolean {
-    return this.schemaVersion >= 6;
-  }
 
   constructor(
     readonly db: Db,

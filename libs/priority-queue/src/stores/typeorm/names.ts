@@ -8,9 +8,9 @@ export interface TableNames {
   lanes: string;
   resources: string;
   releases: string;
-  /** MySQL / MariaDB (schema v2): see sql/stage-marks.ts. */
+  /** MySQL / MariaDB only: see sql/stage-marks.ts. */
   stageMarks: string;
-  /** PostgreSQL (schema v3): lanes that got tasks created due, see schema/pg-claim-v3.ts. */
+  /** PostgreSQL only: lanes that got tasks created due, see schema/postgres/1-tables.sql. */
   laneMarks: string;
   queues: string;
   schemaVersion: string;

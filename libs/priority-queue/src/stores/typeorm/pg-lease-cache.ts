@@ -8,7 +8,7 @@ export interface LeasedRow {
 }
 
 /**
- * PostgreSQL (schema v3): the tasks this store claimed, kept until their complete, so a batch
+ * PostgreSQL: the tasks this store claimed, kept until their complete, so a batch
  * of completes sends each task's ctid instead of making the server find it by the id index,
  * and gets back only the id and the time written instead of the whole row.
  *

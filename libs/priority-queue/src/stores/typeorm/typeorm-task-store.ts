@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
-import { NotSupportedByStoreError, StoreClosedError, ValidationError } from '../../core/errors';
+import { ConfigurationError, NotSupportedByStoreError, StoreClosedError, ValidationError } from '../../core/errors';
 import { checkIdempotentBatch, payloadFingerprint } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { validateHistoryLimit, validateOrderOptions, validateTaskQuery } from '../../core/validation';
@@ -42,6 +42,7 @@ import { CompleteBatcher, completeOne } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
 import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate } from './schema/migrate';
+import { LATEST_SCHEMA_VERSION } from './schema/migrations';
 import { cancelTask } from './sql/cancel-task';
 import { changePriority } from './sql/change-priority';
 import { claimPolls } from './sql/claim-polls';
@@ -72,7 +73,7 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
   migrate?: boolean;
   /**
    * Transitions each task keeps for history() (default 20, 0 = none): written into every task
-   * this store creates (schema v6 column `history_limit`) and kept by the task for its life,
+   * this store creates (column `history_limit`) and kept by the task for its life,
    * whichever process later changes it.
    */
   historyLimit?: number;
@@ -141,6 +142,7 @@ export class TypeOrmTaskStore implements TaskStore {
     if (!this.dataSource.isInitialized) throw new Error(Messages.dataSourceNotInitialized());
     if (this.tuneSqlite && this.ctx.d.kind === 'sqlite') await tuneSqlite(this.schemaDb);
     if (this.runMigrations) await migrate(this.schemaDb, this.tables);
+    else await this.checkSchema();
     const c = this.ctx;
     const stored = await this.schemaDb.tx(async (x) => {
       const T = raw(c.t.queues);
@@ -152,9 +154,21 @@ export class TypeOrmTaskStore implements TaskStore {
       return num(r.aging_interval_ms);
     }, { queueLock: true });
     if (stored !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
-    const [v] = await this.dataSource.query(`SELECT max(version) AS v FROM ${c.t.schemaVersion}`).catch(() => [{ v: 0 }]);
-    c.schemaVersion = num(v?.v ?? 0);
-    if (c.d.kind === 'postgres') c.pgSchema = c.schemaVersion;
+  }
+
+  /** migrate: false: the schema must be there (priorityQueueMigrations() run by the app), and new enough. */
+  private async checkSchema(): Promise<void> {
+    const qr = this.dataSource.createQueryRunner();
+    let found = 0;
+    try {
+      if (await qr.hasTable(this.tables.schemaVersion)) {
+        const [r] = (await qr.query(`SELECT max(version) AS v FROM ${this.tables.schemaVersion}`)) as Array<{ v: unknown }>;
+        found = num(r?.v ?? 0);
+      }
+    } finally {
+      await qr.release();
+    }
+    if (found < LATEST_SCHEMA_VERSION) throw new ConfigurationError(Messages.schemaMissing(this.tables.prefix, found, LATEST_SCHEMA_VERSION));
   }
 
   async close(): Promise<void> {
@@ -385,7 +399,7 @@ export class TypeOrmTaskStore implements TaskStore {
     };
   }
 
-  /** Transitions each task this store creates keeps (schema v6); 0 = none. */
+  /** Transitions each task this store creates keeps; 0 = none. */
   get historyLimit(): number {
     return this.ctx.historyLimit;
   }

@@ -3,90 +3,108 @@ import { dialectOf } from '../dialects';
 import type { DialectKind } from '../dialects/dialect';
 import { DEFAULT_TABLE_PREFIX, isValidTablePrefix, tableNames, type TableNames } from '../names';
 import { Messages } from '../../../core/messages';
-import { ddlV1 } from './ddl-v1';
-import { ddlV2, undoV2 } from './ddl-v2';
-import { ddlV3, undoV3 } from './ddl-v3';
-import { ddlV4, undoV4 } from './ddl-v4';
-import { ddlV5, undoV5 } from './ddl-v5';
-import { ddlV6, undoV6 } from './ddl-v6';
-import { ddlV7, undoV7 } from './ddl-v7';
+import { schemaFileStatements } from './sql-files';
 
 /**
- * The store's schema as real TypeORM migrations. Two ways to run them (docs/TYPEORM.md):
- * - `store.init()` runs the ones not yet recorded in `<prefix>schema_version`, under a lock, so
- *   several processes may start at once;
- * - or add `priorityQueueMigrations({ tablePrefix })` to your DataSource's `migrations` and run
- *   them with your own `migration:run`; they record themselves in `<prefix>schema_version` too, so
- *   a later `init()` finds nothing to do.
- * Every statement is idempotent (IF NOT EXISTS), never `synchronize`.
+ * The store's schema: ONE migration per dialect, its SQL in `schema/<dialect>/1-*.sql` (tables,
+ * indexes, PostgreSQL functions, the history trigger; docs/TYPEORM.md lists them and the rights
+ * they need). Two ways to run it:
+ * - `store.init()` (migrate.ts) applies what `<prefix>schema_version` does not record yet, under
+ *   a lock, so several processes may start at once;
+ * - `priorityQueueMigrations({ tablePrefix })` in a DataSource's `migrations`, run by the team's
+ *   own `migration:run`; it records itself in `<prefix>schema_version` too, so a later `init()`
+ *   finds nothing to do.
+ * Never `synchronize`. Every statement is idempotent (IF NOT EXISTS, CREATE OR REPLACE, DROP ...
+ * IF EXISTS first): MySQL commits each DDL statement on its own, so a migration cut in the
+ * middle there is run again from its start.
+ *
+ * Adding a change to the schema
+ * - Until the first release (0.1.0 is unreleased): edit the `1-*.sql` files of every dialect
+ *   (and `1-down.sql`) in place; nobody has a database to upgrade.
+ * - Once released, a released migration's files never change. A change is migration 2: files
+ *   `schema/<dialect>/2-<what>.sql` for EVERY dialect (an empty list where a dialect needs
+ *   nothing, so its version is still recorded), a `2-down.sql` that undoes only migration 2, and
+ *   an entry `{ version: 2, ... }` below with the next timestamp. Columns: `ALTER TABLE ... ADD
+ *   COLUMN` with a default that suits existing rows (MySQL: no IF NOT EXISTS; MariaDB has it).
+ *   A PostgreSQL function it changes is re-created whole in a `2-*.sql` file (DROP FUNCTION
+ *   first when its arguments or result change), so each function's newest body lives in the
+ *   newest file that has it; give that file the header of the one it replaces (what the
+ *   function mirrors in core, its locking). The store's queries may then use migration 2's
+ *   objects: init() refuses to run a store on a schema older than LATEST_SCHEMA_VERSION when
+ *   migrate is false.
  */
-export interface SchemaStep {
+export interface SchemaMigration {
   version: number;
-  /** Migration name: ends with a 13-digit timestamp as TypeORM requires. */
+  /** Class name prefix; TypeORM's name is `<name><prefix letters><timestamp>`. */
   name: string;
-  statements(kind: DialectKind, t: TableNames): string[];
+  /** 13-digit timestamp, as TypeORM requires at the end of a migration's name. */
+  timestamp: string;
+  /** Files of `schema/<dialect>/`, run in this order. */
+  up: Readonly<Record<DialectKind, readonly string[]>>;
   /** What the migration's `down` runs. */
-  undo(kind: DialectKind, t: TableNames): string[];
+  down: Readonly<Record<DialectKind, readonly string[]>>;
 }
 
-export const SCHEMA_STEPS: readonly SchemaStep[] = [
+export const SCHEMA_MIGRATIONS: readonly SchemaMigration[] = [
   {
     version: 1,
-    name: 'PriorityQueueSchemaV1',
-    statements: ddlV1,
-    undo: (_kind, t) => [t.releases, t.resources, t.lanes, t.tasks, t.queues].map((table) => `DROP TABLE IF EXISTS ${table}`),
+    name: 'PriorityQueueSchema1',
+    timestamp: '1732924800000',
+    up: {
+      postgres: ['1-tables.sql', '1-claim.sql', '1-complete-leased.sql', '1-claim-polls.sql', '1-task-history.sql'],
+      mysql: ['1-tables.sql', '1-key-collation.sql', '1-task-history.sql'],
+      sqlite: ['1-tables.sql', '1-task-history.sql'],
+    },
+    down: { postgres: ['1-down.sql'], mysql: ['1-down.sql'], sqlite: ['1-down.sql'] },
   },
-  { version: 2, name: 'PriorityQueueSchemaV2', statements: ddlV2, undo: undoV2 },
-  { version: 3, name: 'PriorityQueueSchemaV3', statements: ddlV3, undo: undoV3 },
-  { version: 4, name: 'PriorityQueueSchemaV4', statements: ddlV4, undo: undoV4 },
-  { version: 5, name: 'PriorityQueueSchemaV5', statements: ddlV5, undo: undoV5 },
-  { version: 6, name: 'PriorityQueueSchemaV6', statements: ddlV6, undo: undoV6 },
-  { version: 7, name: 'PriorityQueueSchemaV7', statements: ddlV7, undo: undoV7 },
 ];
 
-const TIMESTAMPS: Record<number, string> = { 1: '1732924800000', 2: '1733011200000', 3: '1733097600000', 4: '1733184000000', 5: '1733270400000', 6: '1733356800000', 7: '1733443200000' };
+/** The schema version this library's queries need. */
+export const LATEST_SCHEMA_VERSION = SCHEMA_MIGRATIONS[SCHEMA_MIGRATIONS.length - 1].version;
 
-export function schemaVersionDdl(kind: DialectKind, t: TableNames): string {
-  const str = kind === 'sqlite' ? 'TEXT' : 'VARCHAR(255)';
-  const big = kind === 'sqlite' ? 'INTEGER' : 'BIGINT';
-  const tail = kind === 'mysql' ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin' : '';
-  return `CREATE TABLE IF NOT EXISTS ${t.schemaVersion} (version INTEGER NOT NULL PRIMARY KEY, name ${str} NOT NULL, applied_at ${big} NOT NULL)${tail}`;
+/** The statements of one migration's up (or down) for a dialect and a table prefix. */
+export function migrationStatements(m: SchemaMigration, kind: DialectKind, t: TableNames, direction: 'up' | 'down' = 'up'): string[] {
+  return m[direction][kind].flatMap((file) => schemaFileStatements(kind, file, t));
 }
 
-/** Applies one step through a query runner (inside the caller's transaction / lock). */
-export async function applyStep(qr: QueryRunner, step: SchemaStep, t: TableNames): Promise<boolean> {
+/** Applies one migration through a query runner (inside the caller's transaction / lock); false when already recorded. */
+export async function applyMigration(qr: QueryRunner, m: SchemaMigration, t: TableNames): Promise<boolean> {
   const dialect = dialectOf(qr.connection);
-  await qr.query(schemaVersionDdl(dialect.kind, t));
-  const done = (await qr.query(dialect.placeholders(`SELECT version FROM ${t.schemaVersion} WHERE version = ?`), [step.version])) as unknown[];
+  for (const sql of schemaFileStatements(dialect.kind, 'schema-version.sql', t)) await qr.query(sql);
+  const done = (await qr.query(dialect.placeholders(`SELECT version FROM ${t.schemaVersion} WHERE version = ?`), [m.version])) as unknown[];
   if (done.length > 0) return false;
-  for (const sql of step.statements(dialect.kind, t)) await qr.query(sql);
-  await qr.query(dialect.placeholders(`INSERT INTO ${t.schemaVersion} (version, name, applied_at) VALUES (?, ?, ?)`), [
-    step.version,
-    step.name,
-    Date.now(),
-  ]);
+  for (const sql of migrationStatements(m, dialect.kind, t)) await qr.query(sql);
+  await qr.query(dialect.placeholders(`INSERT INTO ${t.schemaVersion} (version, name, applied_at) VALUES (?, ?, ?)`), [m.version, m.name, Date.now()]);
   return true;
 }
 
+/** Undoes one migration (its down files, then its row in `<prefix>schema_version` when that table is left). */
+export async function revertMigration(qr: QueryRunner, m: SchemaMigration, t: TableNames): Promise<void> {
+  const dialect = dialectOf(qr.connection);
+  for (const sql of migrationStatements(m, dialect.kind, t, 'down')) await qr.query(sql);
+  if (await qr.hasTable(t.schemaVersion)) {
+    await qr.query(dialect.placeholders(`DELETE FROM ${t.schemaVersion} WHERE version = ?`), [m.version]);
+  }
+}
+
 /**
- * Migration classes for a DataSource's `migrations` option (one per schema version).
- * `down` undoes that version (version 1 drops the tables); run them in reverse order.
+ * Migration classes for a DataSource's `migrations` option, one per schema migration (today
+ * one), for teams that run their own migrations. Construct the store with `migrate: false`
+ * then. `down` of the first one removes every table, function and trigger of the prefix.
  */
 export function priorityQueueMigrations(options: { tablePrefix?: string } = {}): Array<new () => MigrationInterface> {
   const prefix = options.tablePrefix ?? DEFAULT_TABLE_PREFIX;
   if (!isValidTablePrefix(prefix)) throw new Error(Messages.badTablePrefix(prefix));
   const t = tableNames(prefix);
-  return SCHEMA_STEPS.map((step) => {
-    const name = `${step.name}${prefix.replace(/[^A-Za-z0-9]/g, '')}${TIMESTAMPS[step.version]}`;
+  return SCHEMA_MIGRATIONS.map((m) => {
+    const name = `${m.name}${prefix.replace(/[^A-Za-z0-9]/g, '')}${m.timestamp}`;
     const cls = class implements MigrationInterface {
       name = name;
       async up(qr: QueryRunner): Promise<void> {
-        await applyStep(qr, step, t);
+        await applyMigration(qr, m, t);
       }
       async down(qr: QueryRunner): Promise<void> {
-        const dialect = dialectOf(qr.connection);
-        for (const sql of step.undo(dialect.kind, t)) await qr.query(sql);
-        await qr.query(dialect.placeholders(`DELETE FROM ${t.schemaVersion} WHERE version = ?`), [step.version]);
+        await revertMigration(qr, m, t);
       }
     };
     Object.defineProperty(cls, 'name', { value: name });

@@ -1,25 +1,28 @@
 import { TaskStatus } from '../../../core/task';
 import type { StoreContext } from '../context';
-import { PG_STATUS_UNINDEXED } from '../schema/ddl-v4';
 import { join, list, raw, sql, type Sql } from './sql';
+
+/**
+ * Statuses the PostgreSQL status index `<prefix>tasks_status_rest` leaves out (its predicate in
+ * schema/postgres/1-tables.sql): every task is in one of them right after its create and its
+ * claim.
+ */
+export const PG_STATUS_UNINDEXED = ['PENDING_SUBMIT', 'SUBMITTING'] as const;
 
 /**
  * `WHERE` of the admin reads by status (list, stats): the queue's tasks in these statuses, as
  * one or more conditions that select disjoint rows (their union is the answer), each one an
  * index read:
  * - MySQL / SQLite: the index (queue, status, seq);
- * - PostgreSQL schema v2 / v3: the expression index `(queue || chr(31) || status, seq)`, which no
- *   hot query can use (see schema/pg-functions.ts);
- * - PostgreSQL schema v4 (schema/ddl-v4.ts): that index holds only the statuses after
- *   SUBMITTING; PENDING_SUBMIT is read through the lane index (staged = 0) and the staged
- *   index (staged = 1), SUBMITTING through the lease index and the (normally empty) index of
- *   SUBMITTING rows without a lease. Status literals are inlined (enum values) so that the
- *   planner can prove each partial index's predicate.
+ * - PostgreSQL: the expression index `(queue || chr(31) || status, seq)` (which no hot query can
+ *   use) for the statuses after SUBMITTING; PENDING_SUBMIT is read through the lane index
+ *   (staged = 0) and the staged index (staged = 1), SUBMITTING through the lease index and the
+ *   (normally empty) index of SUBMITTING rows without a lease. Status literals are inlined (enum
+ *   values) so that the planner can prove each partial index's predicate.
  */
 export function statusSources(c: StoreContext, statuses: readonly TaskStatus[]): Sql[] {
   if (c.d.kind !== 'postgres') return [sql`queue = ${c.queue} AND status IN (${list(statuses)})`];
   const byExpression = (ss: readonly TaskStatus[]) => sql`(queue || chr(31) || status) IN (${list(ss.map((s) => `${c.queue}\u001f${s}`))})`;
-  if (c.pgSchema < 4) return [byExpression(statuses)];
   const out: Sql[] = [];
   const rest = statuses.filter((s) => !(PG_STATUS_UNINDEXED as readonly string[]).includes(s));
   if (rest.length > 0) {

@@ -12,7 +12,7 @@ import { updateReturning } from './update-returning';
  * claimPolls: SUBMITTED / RUNNING tasks due for a poll (or with a cancel request) and without a
  * live lease get a lease; earliest nextPollAt first. No admission, no queue lock: workers
  * claim disjoint rows with `FOR UPDATE SKIP LOCKED` (PostgreSQL, MySQL 8, MariaDB 10.6); SQLite
- * has one writer. PostgreSQL: one round trip (`<prefix>claim_polls`, schema/pg-functions.ts). Reads the partial index (queue, next_poll_at) of SUBMITTED / RUNNING rows,
+ * has one writer. PostgreSQL: one round trip (`<prefix>claim_polls`, schema/postgres/1-claim-polls.sql). Reads the partial index (queue, next_poll_at) of SUBMITTED / RUNNING rows,
  * and the tiny partial index of cancel requests.
  */
 export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Task[]> {

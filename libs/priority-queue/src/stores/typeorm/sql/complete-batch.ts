@@ -4,8 +4,7 @@ import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
 import { laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
-import { PG_TASK_RESULT } from '../schema/pg-functions';
-import { pgCompleteLeasedFunctionName } from '../schema/pg-complete-v3';
+import { PG_TASK_RESULT, pgCompleteLeasedFunctionName } from '../schema/pg-functions';
 import type { LeasedRow } from '../pg-lease-cache';
 import { fencedWrite, whyRejected } from './fenced-write';
 import { join, list, raw, sql } from './sql';
@@ -40,7 +39,7 @@ function attemptOf(o: CompletionOutcome): number {
 const LIVE: readonly TaskStatus[] = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
 
 /**
- * One complete() as a plain fenced UPDATE (SQLite, and PostgreSQL below schema v3): terminal
+ * One complete() as a plain fenced UPDATE (SQLite; the PostgreSQL and MySQL batches write the same): terminal
  * status, result, error, finished_at, attempts + 1 for a failed submit attempt, lease and
  * next_poll_at cleared, slots released.
  */
@@ -58,7 +57,7 @@ export function completeOne(c: StoreContext, fence: Fence, outcome: CompletionOu
 /**
  * complete() on PostgreSQL and MySQL, gathered: the calls made during one event-loop turn (a
  * worker's handlers finishing together) go to the server together instead of one round trip
- * (MySQL: four) each. PostgreSQL: ONE call of `<prefix>complete` (schema/pg-functions.ts).
+ * (MySQL: four) each. PostgreSQL: ONE call of `<prefix>complete_leased` (schema/postgres/1-complete-leased.sql).
  * MySQL: one short transaction: the rows read FOR UPDATE, fences checked, one UPDATE joined to
  * the batch as JSON_TABLE (eq_ref on the id index), one INSERT of their `releases`. Every task is still its own fenced
  * write with its own result (a stale fence rejects only that call); the clock is read per call
@@ -73,8 +72,6 @@ export class CompleteBatcher {
   constructor(private readonly c: StoreContext) {}
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
-    // PostgreSQL below schema v3 (a queue whose migrations stop there) has no complete_leased
-    if (this.c.d.kind === 'postgres' && this.c.pgSchema < 3) return completeOne(this.c, fence, outcome);
     return new Promise<Task>((resolve, reject) => {
       this.pending.push({ fence, outcome, now: this.c.clock ? this.c.clock.now() : null, resolve, reject });
       this.schedule();
@@ -189,8 +186,7 @@ export class CompleteBatcher {
   }
 
   /**
-   * PostgreSQL: `<prefix>complete_leased` (schema v3 and later; complete() sends a call on an
-   * older schema through completeOne). A call whose task this store claimed (lease cache,
+   * PostgreSQL: `<prefix>complete_leased` (schema/postgres/1-complete-leased.sql). A call whose task this store claimed (lease cache,
    * same fence) sends the row's ctid and gets back only (id, finished_at): its row is the
    * cached one plus this write. A cached call that matched nothing (its row moved) is sent
    * again without the ctid; the rows returned to run() are whole either way.

@@ -17,14 +17,12 @@ const COLUMNS = [
   'id', 'queue', 'idempotency_key', 'type', 'payload', 'priority', 'k1', 'k2', 'run_at', 'deadline_at', 'created_at',
   'status', 'staged', 'lane_key', 'provider_key', 'account_id', 'tenant_id', 'concurrency_key', 'version', 'attempts',
   'max_attempts', 'idempotent', 'lease_owner', 'lease_id', 'lease_until', 'result', 'error', 'external_id',
-  'next_poll_at', 'poll_errors', 'cancel_requested', 'updated_at', 'finished_at',
+  'next_poll_at', 'poll_errors', 'cancel_requested', 'updated_at', 'finished_at', 'history_limit',
 ];
 
 export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, number>> {
   const seqs = new Map<string, number>();
-  const history = c.historyColumns; // schema v6: the task's history_limit
-  const columns = history ? [...COLUMNS, 'history_limit'] : COLUMNS;
-  const rowsPerStatement = Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / columns.length);
+  const rowsPerStatement = Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / COLUMNS.length);
   for (const part of chunks(tasks, rowsPerStatement)) {
     const values: Sql[] = part.map((n) => {
       const runAt = now + n.delayMs;
@@ -33,12 +31,11 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
         n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), runAt,
         n.timeoutMs === null ? null : now + n.timeoutMs, now, 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
         n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
-        null, null, null, null, 0, 0, now, null,
+        null, null, null, null, 0, 0, now, null, c.historyLimit,
       ];
-      if (history) values.push(c.historyLimit);
       return sql`(${list(values)})`;
     });
-    const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(columns.join(', '))}) VALUES ${join(values, ', ')}`;
+    const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
     if (c.d.returning) {
       for (const r of await q<{ id: string; seq: unknown }>(x, sql`${insert} RETURNING id, seq`)) seqs.set(String(r.id), Number(r.seq));
     } else {

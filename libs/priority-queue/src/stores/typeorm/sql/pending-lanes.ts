@@ -12,8 +12,8 @@ export interface PendingLane {
 /**
  * The lanes that may hold due PENDING_SUBMIT tasks (explain's `ahead`, query's claim order):
  * - lanes with a head (a lane's merged tasks, `staged` = 0, all rank at or after its head:
- *   claims keep that invariant, schema/pg-claim-v3.ts);
- * - PostgreSQL (schema v3+): lanes marked by creates whose marks no claim has applied yet;
+ *   claims keep that invariant, schema/postgres/1-claim.sql);
+ * - PostgreSQL: lanes marked by creates whose marks no claim has applied yet;
  * - the lanes of due staged tasks (new on MySQL / SQLite, retried, re-prioritised: usually few).
  * A stale lane (a head whose tasks were all canceled) may be listed: its reads find nothing.
  * Reads only (no lock): the lane list of one moment, like the claim's own view.
@@ -24,7 +24,7 @@ export async function pendingLanes(x: Exec, c: StoreContext, now: number): Promi
     sql`SELECT ${raw(cols)} FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND h_seq IS NOT NULL`,
     sql`SELECT ${raw(cols)} FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`,
   ];
-  if (c.d.kind === 'postgres' && c.pgSchema >= 3) parts.push(sql`SELECT ${raw(cols)} FROM ${raw(c.t.laneMarks)} WHERE queue = ${c.queue}`);
+  if (c.d.kind === 'postgres') parts.push(sql`SELECT ${raw(cols)} FROM ${raw(c.t.laneMarks)} WHERE queue = ${c.queue}`);
   const union = parts.reduce((a, b) => sql`${a} UNION ${b}`);
   const out = new Map<string, PendingLane>();
   for (const r of await q(x, union)) {

@@ -15,7 +15,7 @@ export async function getTask(c: StoreContext, id: string): Promise<Task | null>
 
 /**
  * list: one status, by seq, keyset paging. Each source of statusSources (by-status.ts) gives
- * its first `limit` rows after `afterSeq`; with several sources (PostgreSQL schema v4:
+ * its first `limit` rows after `afterSeq`; with several sources (PostgreSQL:
  * PENDING_SUBMIT, SUBMITTING) those are merged and cut again.
  */
 export async function listTasks(c: StoreContext, query: ListQuery): Promise<Task[]> {

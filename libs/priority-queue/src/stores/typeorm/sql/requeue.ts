@@ -14,7 +14,7 @@ import { markStaged } from './stage-marks';
  * requeue (TaskManager.retry): a FAILED, TIMED_OUT, CANCELED or SUBMIT_UNKNOWN task back to
  * PENDING_SUBMIT as a fresh attempt (core/requeue.ts). The task is staged, like a retried or
  * re-prioritised one, so the next claim merges it into its lane with its new key (runAt = now);
- * MySQL writes a stage mark; PostgreSQL wakes idle workers. The history trigger (schema v6) adds
+ * MySQL writes a stage mark; PostgreSQL wakes idle workers. The history trigger (1-task-history.sql) adds
  * the transition. A finished task holds no slot (its slots were released when it finished):
  * nothing to free or take here.
  * Locks: the task row FOR UPDATE (the status check and the UPDATE see the same row), then the

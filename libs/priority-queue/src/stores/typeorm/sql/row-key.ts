@@ -4,8 +4,8 @@ import { raw } from './sql';
 
 /**
  * The column a statement finds a task row by once the store has read that row (cancel,
- * changePriority, recovery, purge): PostgreSQL `id` (unique index in every schema version, the
- * primary key from v5 on, when seq has no index: schema/ddl-v5.ts); MySQL / MariaDB and SQLite
+ * changePriority, recovery, purge): PostgreSQL `id` (the primary key; seq has no index there:
+ * schema/postgres/1-tables.sql); MySQL / MariaDB and SQLite
  * `seq` (the clustered primary key / the rowid).
  */
 export function keyColumn(c: StoreContext) {

@@ -4,7 +4,7 @@ import { numOrNull } from '../rows';
 import { list, raw, sql } from './sql';
 
 /**
- * MySQL / MariaDB only (schema v2): `<prefix>stage_marks`, a small table that says "staged
+ * MySQL / MariaDB only: `<prefix>stage_marks`, a small table that says "staged
  * tasks may be due from run_at on". InnoDB keeps an index entry of every merged task
  * (delete-marked until purge) in the staged key range, so the staged lookup walked every task
  * merged recently: 0.4 -> 11 ms per claim at 100,000 pending. With the marks a claim reads the

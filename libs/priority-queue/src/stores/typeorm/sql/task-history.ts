@@ -5,13 +5,11 @@ import { num } from '../rows';
 import { byId } from './by-id';
 import { raw, sql } from './sql';
 
-/** history: the task's `history` text (schema v6 trigger) with its creation; by the unique index on id. */
+/** history: the task's `history` text (kept by the trigger of schema/<dialect>/1-task-history.sql) with its creation; by the unique index on id. */
 export async function taskHistory(c: StoreContext, id: string): Promise<TaskHistoryEntry[]> {
-  const cols = c.historyColumns ? 'created_at, history, history_limit' : 'created_at';
-  const s = sql`SELECT ${raw(cols)} FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`;
+  const s = sql`SELECT created_at, history, history_limit FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`;
   const [r] = await c.db.rows(s.text, s.params);
   if (!r) throw new TaskNotFoundError(id);
-  if (!c.historyColumns) return []; // a schema before v6 keeps no history
   const text = r.history === null || r.history === undefined ? null : String(r.history);
   return withCreation({ createdAt: num(r.created_at) }, parseHistoryText(text), num(r.history_limit));
 }

@@ -1,0 +1,286 @@
+-- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2): the whole claimSubmissions
+-- of the PostgreSQL store in ONE statement, called as an autocommit SELECT by
+-- claim-submissions.pg.ts (plans cached by PL/pgSQL). Rows out as (kind, wake, ctid, task
+-- columns): kind 2 = timed out (whole row), 1 = claimed (NULL in the columns the caller knows:
+-- status, lease owner / id / end, updated_at, and staged, lane_key; wake carries the claim's now,
+-- claim-submissions.pg.ts fills them in), 0 = the one row that carries the next wake-up hint.
+--
+-- Mirrors, and is held to the reference model by the model-based test with the rest of the store:
+-- - the lane loop: selectClaims (stores/typeorm/claim-loop.ts): best ready lane first, a refused
+--   lane parked without reading its tasks, claims until the batch is full or no lane is ready;
+-- - admission: refusal / consume (stores/typeorm/lane-admission.ts), the limits of
+--   core/admission.ts (effectiveAccountLimit, effectiveTenantQuota, effectiveConcurrencyKeyLimit);
+-- - GCRA: gcra / effectiveBurst (core/admission.ts), the v_tat loop of step 5;
+-- - the order key: compareOrder (core/order-key.ts) as (k1, k2, run_at, created_at, seq).
+-- Set-wise where the TypeScript loop goes task by task: the best ready lane gives, in ONE UPDATE,
+-- every task it may give before the head of the second-best ready lane (bounded by the batch and
+-- by its admission room: slots left, rate tokens due), so two interleaved lanes still alternate
+-- exactly.
+--
+-- Lane heads: every task of a lane in the lane index has a key >= the lane's stored head, except
+-- tasks whose create's mark is not applied yet (committed after this claim's step 4a: for this
+-- claim they do not exist yet). Heads only go down by merges (the least key), and a claim sets
+-- the head to the lane's first task after the ones it claimed. So the lane's read starts at its
+-- head (an index condition) and ends before the second-best head: it never walks the index
+-- entries of tasks claimed before (dead until vacuumed).
+--
+-- Locks: pg_advisory_xact_lock(lock1, lock2), the queue lock, held until the statement's implicit
+-- COMMIT: claims of one queue are serialised, and the resource counters are written only here.
+-- Task rows are not locked before their UPDATE: only writers outside the queue lock change a
+-- pending row (cancel, changePriority), and they take it out of the lane; the UPDATE finds the
+-- row by ctid and re-checks status = PENDING_SUBMIT and staged = 0, so a row changed in between
+-- is skipped (READ COMMITTED re-check), never claimed stale. The timeout and staged-merge steps
+-- lock their rows FOR UPDATE (by id, the primary key). A mark written by a create that commits
+-- while a claim runs is applied by the next claim; tasks of that create may be claimed from
+-- their lane meanwhile, which is the order of a claim that started after the create.
+--
+-- Plans: force_generic_plan. Every statement's access path is fixed by its index conditions
+-- (partial indexes, row comparisons on the lane index, TID scans); PL/pgSQL's default re-planned
+-- the larger statements on every call (their custom plans looked cheaper): 15% of a one-lane
+-- claim.
+CREATE OR REPLACE FUNCTION {{prefix}}claim(
+  p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar,
+  p_lock1 integer, p_lock2 integer)
+RETURNS TABLE (
+  o_kind smallint, o_wake bigint, o_ctid tid, o_seq bigint, o_id varchar,
+  o_idempotency_key varchar, o_type varchar, o_payload text, o_priority integer, o_run_at bigint,
+  o_deadline_at bigint, o_created_at bigint, o_status varchar, o_staged smallint,
+  o_lane_key varchar, o_provider_key varchar, o_account_id varchar, o_tenant_id varchar,
+  o_concurrency_key varchar, o_version integer, o_attempts integer, o_max_attempts integer,
+  o_idempotent smallint, o_lease_owner varchar, o_lease_id varchar, o_lease_until bigint,
+  o_result text, o_error text, o_external_id varchar, o_next_poll_at bigint, o_poll_errors integer,
+  o_cancel_requested smallint, o_updated_at bigint, o_finished_at bigint)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+DECLARE
+  v_now bigint;
+  v_n integer := 0;
+  v_m integer;
+  v_cap integer;
+  v_park varchar;
+  v_until bigint;
+  v_room integer;
+  v_lim integer;
+  v_wake bigint;
+  v_interval double precision;
+  v_tat double precision;
+  v_next double precision;
+  v_burst integer;
+  v_k integer;
+  v_b bigint[];
+  vl record;
+  vb record;
+  vp record;
+  va record;
+  v_s bigint[];
+  v_keys bigint[];
+  v_read integer;
+  v_got tid[];
+  v_claimed tid[] := '{}';
+BEGIN
+  PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
+  v_now := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
+
+  -- 1. due candidates past their deadline (partial index on deadline_at of live rows)
+  RETURN QUERY WITH u AS (
+    UPDATE {{prefix}}tasks x SET status = 'TIMED_OUT', staged = 0, version = x.version + 1, updated_at = v_now, finished_at = v_now,
+      error = 'deadline passed before submit'
+    WHERE x.id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+      AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
+    RETURNING x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at)
+  SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
+
+  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none),
+  -- 10,000 rows per statement, as many statements as there are rows (a release left for the
+  -- next claim would keep a lane parked that may give this claim a task)
+  WHILE EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue) LOOP
+    WITH d AS (DELETE FROM {{prefix}}releases WHERE id IN (SELECT id FROM {{prefix}}releases WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
+    k AS (SELECT x.rkey, count(*) AS n FROM d JOIN {{prefix}}lanes ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
+      CROSS JOIN LATERAL (VALUES
+        (CASE WHEN ln.account_id IS NOT NULL THEN 'a:' || ln.provider_key || chr(31) || ln.account_id END),
+        (CASE WHEN ln.tenant_id IS NOT NULL THEN 't:' || ln.tenant_id END),
+        (CASE WHEN ln.concurrency_key IS NOT NULL THEN 'c:' || ln.concurrency_key END)) x(rkey)
+      WHERE x.rkey IS NOT NULL GROUP BY x.rkey),
+    s AS (UPDATE {{prefix}}resources r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey)
+    UPDATE {{prefix}}lanes SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
+    WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
+  END LOOP;
+
+  -- 3. lanes whose rate token is due
+  UPDATE {{prefix}}lanes SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
+  WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
+  -- 4a. lanes marked by creates: a lane's head becomes the best marked key when that is better
+  IF EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue) THEN
+    WITH d AS (DELETE FROM {{prefix}}lane_marks WHERE queue = p_queue
+      RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
+    mb AS (SELECT DISTINCT ON (lane_key) * FROM d ORDER BY lane_key, k1, k2, run_at, created_at, seq)
+    INSERT INTO {{prefix}}lanes AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
+      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
+    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
+    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
+      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
+      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
+    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
+      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
+  END IF;
+
+  -- 4b. merge due staged tasks: a lane's head changes only when the best merged task is better
+  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
+    WITH m AS (UPDATE {{prefix}}tasks SET staged = 0
+      WHERE id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
+      RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
+    mb AS (SELECT DISTINCT ON (lane_key) * FROM m ORDER BY lane_key, k1, k2, run_at, created_at, seq)
+    INSERT INTO {{prefix}}lanes AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
+      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
+    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
+    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
+      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
+      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
+    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
+      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
+  END IF;
+
+  -- 5. the lanes loop (LANES.md), set-wise per lane, until the batch is full or no lane is
+  -- ready (DESIGN §3: no head-of-line blocking, so no cap on the lanes examined). It ends:
+  -- every round parks the best lane, empties it, or claims from it and moves its stored head
+  -- strictly forward (the next head is probed strictly after the last key read), so the rounds
+  -- are at most the parkings + the tasks claimed + one per stale head (+ rows a concurrent
+  -- cancel / changePriority took out of the lane).
+  WHILE v_n < p_limit LOOP
+    SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq INTO vl
+      FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1 ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 1;
+    EXIT WHEN NOT FOUND;
+    SELECT h1, h2, h_run_at, h_created_at, h_seq INTO vb
+      FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1
+        AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
+      ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 1;
+    -- the bound: the second-best head, or above every key
+    v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
+      ELSE ARRAY[9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807]::bigint[] END;
+
+    -- admission of the lane (pause, rate, account, tenant, concurrency key): the first limit
+    -- without room parks it; else v_cap = how many tasks it may start now
+    v_cap := p_limit - v_n;
+    v_park := NULL;
+    v_until := NULL;
+    v_interval := NULL;
+    SELECT rkey, paused, qps, burst, tat, account_concurrency INTO vp FROM {{prefix}}resources WHERE queue = p_queue AND rkey = 'p:' || vl.provider_key;
+    IF vp.paused = 1 THEN
+      v_park := vp.rkey;
+    ELSIF vp.qps IS NOT NULL THEN
+      v_interval := 1000::double precision / vp.qps;
+      v_burst := coalesce(vp.burst, 1);
+      v_tat := vp.tat;
+      v_k := 0;
+      LOOP
+        v_next := greatest(v_tat, v_now::double precision) + v_interval;
+        EXIT WHEN NOT (v_next - v_now <= v_burst * v_interval + 1e-9);
+        v_tat := v_next;
+        v_k := v_k + 1;
+        EXIT WHEN v_k >= v_cap;
+      END LOOP;
+      IF v_k = 0 THEN
+        v_until := greatest(v_now + 1, ceil(v_next - v_burst * v_interval)::bigint);
+      ELSE
+        v_cap := v_k;
+      END IF;
+    END IF;
+    IF v_park IS NULL AND v_until IS NULL AND vl.account_id IS NOT NULL THEN
+      SELECT in_use, limit_value INTO va FROM {{prefix}}resources WHERE queue = p_queue AND rkey = 'a:' || vl.provider_key || chr(31) || vl.account_id;
+      v_lim := coalesce(va.limit_value, vp.account_concurrency);
+      IF v_lim IS NOT NULL THEN
+        v_room := v_lim - coalesce(va.in_use, 0);
+        IF v_room <= 0 THEN v_park := 'a:' || vl.provider_key || chr(31) || vl.account_id; ELSE v_cap := least(v_cap, v_room); END IF;
+      END IF;
+    END IF;
+    IF v_park IS NULL AND v_until IS NULL AND vl.tenant_id IS NOT NULL THEN
+      SELECT x.in_use, coalesce(x.limit_value, (SELECT d.limit_value FROM {{prefix}}resources d WHERE d.queue = p_queue AND d.rkey = 'd:')) AS q INTO va
+        FROM (SELECT 1) one LEFT JOIN {{prefix}}resources x ON x.queue = p_queue AND x.rkey = 't:' || vl.tenant_id;
+      IF va.q IS NOT NULL THEN
+        v_room := va.q - coalesce(va.in_use, 0);
+        IF v_room <= 0 THEN v_park := 't:' || vl.tenant_id; ELSE v_cap := least(v_cap, v_room); END IF;
+      END IF;
+    END IF;
+    IF v_park IS NULL AND v_until IS NULL AND vl.concurrency_key IS NOT NULL THEN
+      SELECT in_use, limit_value INTO va FROM {{prefix}}resources WHERE queue = p_queue AND rkey = 'c:' || vl.concurrency_key;
+      v_room := coalesce(va.limit_value, 1) - coalesce(va.in_use, 0);
+      IF v_room <= 0 THEN v_park := 'c:' || vl.concurrency_key; ELSE v_cap := least(v_cap, v_room); END IF;
+    END IF;
+    IF v_park IS NOT NULL OR v_until IS NOT NULL THEN
+      -- every task of a lane shares its admission keys: park the lane, whatever its head
+      UPDATE {{prefix}}lanes SET parked_on = v_park, parked_until = v_until, ready = 0 WHERE queue = p_queue AND lane_key = vl.lane_key;
+      CONTINUE;
+    END IF;
+    -- the lane's tasks from its head on (an index condition: the scan starts at the head instead
+    -- of walking the index entries of tasks claimed before, dead until vacuumed) and before the
+    -- bound, at most cap, in order, claimed in the same statement by their ctids (TID scan). The
+    -- re-check of status and staged is written so that it cannot match the lane index's
+    -- predicate: the UPDATE's only access path is then the TID scan (a table without statistics
+    -- otherwise gets a full scan of the lane index). Out: the new row versions' ctids and the
+    -- key of the last task read (where the next head's probe starts).
+    WITH c AS (SELECT ctid AS t, k1, k2, run_at, created_at, seq FROM {{prefix}}tasks
+        WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0 AND lane_key = vl.lane_key
+          AND (k1, k2, run_at, created_at, seq) >= (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
+          AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
+        ORDER BY k1, k2, run_at, created_at, seq LIMIT v_cap),
+    u AS (UPDATE {{prefix}}tasks x SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || x.id,
+        lease_until = v_now + p_lease_ms, version = x.version + 1, updated_at = v_now
+      FROM c WHERE x.ctid = c.t AND x.status || '' = 'PENDING_SUBMIT' AND x.staged + 0 = 0
+      RETURNING x.ctid AS nt)
+    SELECT (SELECT array_agg(nt) FROM u), (SELECT count(*) FROM u),
+      (SELECT array_agg(ARRAY[c.k1, c.k2, c.run_at, c.created_at, c.seq]) FROM c)
+      INTO v_got, v_m, v_keys;
+    IF v_m > 0 THEN v_claimed := v_claimed || v_got; END IF;
+    v_read := coalesce(array_length(v_keys, 1), 0);
+    IF v_m > 0 THEN
+      v_n := v_n + v_m;
+      -- one unit of every limit of the lane per task
+      IF v_interval IS NOT NULL THEN
+        v_tat := vp.tat;
+        FOR i IN 1..v_m LOOP v_tat := greatest(v_tat, v_now::double precision) + v_interval; END LOOP;
+        UPDATE {{prefix}}resources SET tat = v_tat WHERE queue = p_queue AND rkey = vp.rkey;
+      END IF;
+      IF vl.account_id IS NOT NULL OR vl.tenant_id IS NOT NULL OR vl.concurrency_key IS NOT NULL THEN
+        INSERT INTO {{prefix}}resources AS r (queue, rkey, in_use, tat, configured, limit_value, paused, qps, burst, account_concurrency)
+        SELECT p_queue, k, v_m, 0, 0, NULL, 0, NULL, NULL, NULL FROM unnest(ARRAY[
+          CASE WHEN vl.account_id IS NOT NULL THEN 'a:' || vl.provider_key || chr(31) || vl.account_id END,
+          CASE WHEN vl.tenant_id IS NOT NULL THEN 't:' || vl.tenant_id END,
+          CASE WHEN vl.concurrency_key IS NOT NULL THEN 'c:' || vl.concurrency_key END]::varchar[]) k WHERE k IS NOT NULL
+        ON CONFLICT (queue, rkey) DO UPDATE SET in_use = r.in_use + v_m;
+      END IF;
+    END IF;
+    -- the lane's next head: its first task after the last one read (or from its head on when
+    -- none was read: its stored head was below its first task; h_seq - 1 as the start so that
+    -- one strict comparison serves both), one probe that starts there;
+    -- a row skipped by the re-check left the lane
+    -- (one statement: the probe feeds the lane's UPDATE; no task found = no head, not ready)
+    IF v_read > 0 THEN
+      v_s := ARRAY[v_keys[v_read][1], v_keys[v_read][2], v_keys[v_read][3], v_keys[v_read][4], v_keys[v_read][5]];
+    ELSE
+      v_s := ARRAY[vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq - 1];
+    END IF;
+    WITH h AS (SELECT k1, k2, run_at, created_at, seq, priority FROM {{prefix}}tasks
+        WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0 AND lane_key = vl.lane_key AND (k1, k2, run_at, created_at, seq) > (v_s[1], v_s[2], v_s[3], v_s[4], v_s[5])
+        ORDER BY k1, k2, run_at, created_at, seq LIMIT 1)
+    UPDATE {{prefix}}lanes ln SET h1 = h.k1, h2 = h.k2, h_run_at = h.run_at, h_created_at = h.created_at, h_seq = h.seq, h_priority = h.priority,
+      ready = CASE WHEN h.seq IS NULL THEN 0 ELSE ln.ready END
+    FROM (SELECT 1) one LEFT JOIN h ON true
+    WHERE ln.queue = p_queue AND ln.lane_key = vl.lane_key;
+  END LOOP;
+
+  -- 6. next wake-up (batch not full): next delayed task, next rate token of a parked lane
+  IF v_n < p_limit THEN
+    SELECT LEAST((SELECT min(run_at) FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1),
+      (SELECT min(parked_until) FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL)) INTO v_wake;
+  END IF;
+  -- the claimed rows, by the ctids their UPDATEs wrote (our own new row versions)
+  IF v_n > 0 THEN
+    RETURN QUERY SELECT 1::smallint, v_now, x.ctid, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, NULL::varchar, NULL::smallint, NULL::varchar, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, NULL::varchar, NULL::varchar, NULL::bigint, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, NULL::bigint, x.finished_at FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed);
+  END IF;
+  o_kind := 0;
+  o_wake := v_wake;
+  o_ctid := NULL;
+  RETURN NEXT;
+END
+$fn$;

@@ -1,0 +1,59 @@
+-- {{prefix}}complete_leased(queue, nows, ids, tids, leases, versions, statuses, results, errors,
+-- attempts): a batch of complete() calls in one round trip (sql/complete-batch.ts gathers the
+-- calls of one event-loop turn), in two kinds:
+-- - a call whose task this store claimed (pg-lease-cache.ts) carries the row's ctid: the row is
+--   found by a TID scan (fence, id and queue re-checked on it) and only (kind 1, id,
+--   finished_at) comes back, the client has the rest;
+-- - any other call (tid NULL): the row by the primary key, returned whole (kind 2).
+-- The two UPDATEs work on disjoint calls, so no row is written twice. A call absent from the
+-- result matched nothing: a kind-1 call whose row moved (a newer version) is sent again without
+-- its ctid by the client, a kind-2 call was refused (stale fence, wrong status). Every call
+-- writes its terminal status, result, error and finished_at, adds its attempts value (1 for a
+-- failed submit attempt, else 0) to attempts, and clears the lease and next_poll_at.
+--
+-- Mirrors completeOne (sql/complete-batch.ts), the fenced write of the other dialects
+-- (core: fenceOf, the lease fence of DESIGN §4).
+--
+-- Locks: the task rows written (row locks of the UPDATEs, no queue lock: a finishing task never
+-- waits for a claim); a releases row is appended for each task that holds slots, applied by the
+-- next claim under the queue lock. Hash and merge joins off: a nested loop over the calls, each
+-- row by its ctid or the primary key.
+CREATE OR REPLACE FUNCTION {{prefix}}complete_leased(
+  p_queue varchar, p_nows bigint[], p_ids varchar[], p_tids tid[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
+  p_results text[], p_errors text[], p_attempts integer[])
+RETURNS TABLE (
+  o_kind smallint, o_seq bigint, o_id varchar, o_idempotency_key varchar, o_type varchar,
+  o_payload text, o_priority integer, o_run_at bigint, o_deadline_at bigint, o_created_at bigint,
+  o_status varchar, o_staged smallint, o_lane_key varchar, o_provider_key varchar,
+  o_account_id varchar, o_tenant_id varchar, o_concurrency_key varchar, o_version integer,
+  o_attempts integer, o_max_attempts integer, o_idempotent smallint, o_lease_owner varchar,
+  o_lease_id varchar, o_lease_until bigint, o_result text, o_error text, o_external_id varchar,
+  o_next_poll_at bigint, o_poll_errors integer, o_cancel_requested smallint, o_updated_at bigint,
+  o_finished_at bigint)
+LANGUAGE plpgsql
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $fn$
+DECLARE
+  v_now bigint := (floor(extract(epoch from statement_timestamp()) * 1000))::bigint;
+BEGIN
+  RETURN QUERY
+  WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
+      AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
+  u1 AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+      attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+      version = x.version + 1, updated_at = coalesce(i.now, v_now)
+    FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+    RETURNING x.id, x.finished_at, x.lane_key, x.account_id, x.tenant_id, x.concurrency_key),
+  u2 AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+      attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+      version = x.version + 1, updated_at = coalesce(i.now, v_now)
+    FROM i WHERE i.tid IS NULL AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+    RETURNING x.*),
+  r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
+    SELECT p_queue, lane_key FROM u1 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL UNION ALL SELECT p_queue, lane_key FROM u2 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
+  SELECT 1::smallint, NULL::bigint, u.id, NULL::varchar, NULL::varchar, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::bigint, NULL::varchar, NULL::smallint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::integer, NULL::integer, NULL::integer, NULL::smallint, NULL::varchar, NULL::varchar, NULL::bigint, NULL::text, NULL::text, NULL::varchar, NULL::bigint, NULL::integer, NULL::smallint, NULL::bigint, u.finished_at FROM u1 u
+  UNION ALL
+  SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at FROM u2 u;
+END
+$fn$;

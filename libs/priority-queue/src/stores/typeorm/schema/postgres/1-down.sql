@@ -1,0 +1,10 @@
+-- Down of schema version 1, PostgreSQL: removes everything 1-*.sql created, the data of every
+-- queue under this prefix with it, and the bookkeeping table. Functions first: claim_polls
+-- returns the tasks row type.
+DROP TRIGGER IF EXISTS {{prefix}}tasks_history ON {{prefix}}tasks;
+DROP FUNCTION IF EXISTS {{prefix}}task_history();
+DROP FUNCTION IF EXISTS {{prefix}}claim(varchar, bigint, integer, bigint, varchar, varchar, integer, integer);
+DROP FUNCTION IF EXISTS {{prefix}}complete_leased(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[], integer[]);
+DROP FUNCTION IF EXISTS {{prefix}}claim_polls(varchar, bigint, integer, bigint, varchar, varchar);
+DROP TABLE IF EXISTS {{prefix}}lane_marks, {{prefix}}releases, {{prefix}}resources, {{prefix}}lanes, {{prefix}}tasks, {{prefix}}queues;
+DROP TABLE IF EXISTS {{prefix}}schema_version;

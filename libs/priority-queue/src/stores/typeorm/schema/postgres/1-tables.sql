@@ -1,0 +1,145 @@
+-- Schema version 1, PostgreSQL: tables and indexes (migrations.ts runs this file first, then the
+-- functions and the trigger). {{prefix}} is the store's tablePrefix (default pq_).
+--
+-- tasks: one row per task. id is the primary key; seq (store-wide increasing sequence, the final
+-- tie-break) has no index of its own: it is reached through the indexes that carry it (lane,
+-- status). Every row version of a task was an entry in a seq index too, and a claim's and a
+-- complete's entries repeat a key already there (full leaf pages cleaned by heap visits).
+-- Order columns, all ascending: (k1, k2, run_at, created_at, seq), with k2 = -priority and
+-- k1 = run_at - priority*T under aging (T = agingIntervalMs), else k1 = -priority
+-- (core/order-key.ts). staged = 1 while a PENDING_SUBMIT task is not merged into its lane yet
+-- (delayed, retried, re-prioritised); the claim merges every due staged task before it picks.
+-- history / history_limit: per-task transitions, kept by the trigger of 1-task-history.sql.
+--
+-- Hot indexes hold only live rows (partial): a create, a claim and a complete change status,
+-- so each is a non-HOT write that adds an entry to every index whose predicate its new row
+-- version meets.
+CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
+  seq bigserial NOT NULL,
+  id varchar(255) NOT NULL,
+  queue varchar(64) NOT NULL,
+  idempotency_key varchar(255) NULL,
+  type varchar(255) NOT NULL,
+  payload text NULL,
+  priority integer NOT NULL,
+  k1 bigint NOT NULL,
+  k2 bigint NOT NULL,
+  run_at bigint NOT NULL,
+  deadline_at bigint NULL,
+  created_at bigint NOT NULL,
+  status varchar(16) NOT NULL,
+  staged smallint NOT NULL,
+  lane_key varchar(64) NOT NULL,
+  provider_key varchar(255) NOT NULL,
+  account_id varchar(255) NULL,
+  tenant_id varchar(255) NULL,
+  concurrency_key varchar(255) NULL,
+  version integer NOT NULL,
+  attempts integer NOT NULL,
+  max_attempts integer NOT NULL,
+  idempotent smallint NOT NULL,
+  lease_owner varchar(255) NULL,
+  lease_id varchar(600) NULL,
+  lease_until bigint NULL,
+  result text NULL,
+  error text NULL,
+  external_id varchar(1024) NULL,
+  next_poll_at bigint NULL,
+  poll_errors integer NOT NULL,
+  cancel_requested smallint NOT NULL,
+  updated_at bigint NOT NULL,
+  finished_at bigint NULL,
+  history text NULL,
+  history_limit smallint NOT NULL DEFAULT 0,
+  CONSTRAINT {{prefix}}tasks_pkey PRIMARY KEY (id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS {{prefix}}tasks_idem ON {{prefix}}tasks (queue, idempotency_key) WHERE idempotency_key IS NOT NULL;
+-- the claim's lane read and next-head probe (row comparisons on the whole key)
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_lane ON {{prefix}}tasks (queue, lane_key, k1, k2, run_at, created_at, seq) WHERE status = 'PENDING_SUBMIT' AND staged = 0;
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_staged ON {{prefix}}tasks (queue, run_at) WHERE status = 'PENDING_SUBMIT' AND staged = 1;
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_deadline ON {{prefix}}tasks (queue, deadline_at) WHERE deadline_at IS NOT NULL AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING');
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_lease ON {{prefix}}tasks (queue, lease_until) WHERE lease_until IS NOT NULL AND status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING');
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_poll ON {{prefix}}tasks (queue, next_poll_at) WHERE status IN ('SUBMITTED', 'RUNNING');
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_cancel ON {{prefix}}tasks (queue) WHERE cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING');
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, finished_at) WHERE finished_at IS NOT NULL;
+-- list() and stats() by status (sql/by-status.ts). Keyed by an expression only they write, so no
+-- hot query can pick it: a plain (queue, status, seq) index matches two equality columns of
+-- every hot query, and on a table without statistics the planner sometimes walked a whole
+-- queue through it. PENDING_SUBMIT and SUBMITTING are left out (every task is in them right
+-- after its create and its claim: two index entries per task saved); list() and stats() find
+-- those through the lane / staged indexes and the lease index plus the one below (SUBMITTING
+-- without a lease: no writer makes one, it stays empty; there so a list stays an index read
+-- whatever the data). by-status.ts PG_STATUS_UNINDEXED names the statuses left out.
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_status_rest ON {{prefix}}tasks ((queue || chr(31) || status), seq) WHERE status NOT IN ('PENDING_SUBMIT', 'SUBMITTING');
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_submitting_nolease ON {{prefix}}tasks (queue, seq) WHERE status = 'SUBMITTING' AND lease_until IS NULL;
+
+-- lanes: one row per set of admission keys, with the key of its best merged task as its head
+-- (h1 .. h_seq, a lower bound: see 1-claim.sql); ready = has a head and is not parked;
+-- parked_on = the resource that refused it, parked_until = time of its next rate token.
+CREATE TABLE IF NOT EXISTS {{prefix}}lanes (
+  queue varchar(64) NOT NULL,
+  lane_key varchar(64) NOT NULL,
+  provider_key varchar(255) NOT NULL,
+  account_id varchar(255) NULL,
+  tenant_id varchar(255) NULL,
+  concurrency_key varchar(255) NULL,
+  ready smallint NOT NULL,
+  h1 bigint NULL,
+  h2 bigint NULL,
+  h_run_at bigint NULL,
+  h_created_at bigint NULL,
+  h_seq bigint NULL,
+  h_priority integer NULL,
+  parked_on varchar(520) NULL,
+  parked_until bigint NULL,
+  PRIMARY KEY (queue, lane_key)
+);
+CREATE INDEX IF NOT EXISTS {{prefix}}lanes_ready ON {{prefix}}lanes (queue, h1, h2, h_run_at, h_created_at, h_seq) WHERE ready = 1;
+CREATE INDEX IF NOT EXISTS {{prefix}}lanes_parked ON {{prefix}}lanes (queue, parked_on) WHERE parked_on IS NOT NULL;
+CREATE INDEX IF NOT EXISTS {{prefix}}lanes_parked_until ON {{prefix}}lanes (queue, parked_until) WHERE parked_until IS NOT NULL;
+
+-- resources: limits and counters per provider ('p:'), account ('a:'), tenant ('t:'), default
+-- tenant quota ('d:') and concurrency key ('c:'). Counters are written only under the queue's
+-- advisory lock (the claim); limits by AdmissionGuard.
+CREATE TABLE IF NOT EXISTS {{prefix}}resources (
+  queue varchar(64) NOT NULL,
+  rkey varchar(520) NOT NULL,
+  in_use integer NOT NULL,
+  tat double precision NOT NULL,
+  configured smallint NOT NULL,
+  limit_value integer NULL,
+  paused smallint NOT NULL,
+  qps double precision NULL,
+  burst integer NULL,
+  account_concurrency integer NULL,
+  PRIMARY KEY (queue, rkey)
+);
+
+-- releases: slots freed by finishing tasks, append-only; the next claim applies them to the
+-- counters under the queue lock, so a finishing task never waits for a claim.
+CREATE TABLE IF NOT EXISTS {{prefix}}releases (id bigserial PRIMARY KEY, queue varchar(64) NOT NULL, lane_key varchar(64) NOT NULL);
+CREATE INDEX IF NOT EXISTS {{prefix}}releases_queue ON {{prefix}}releases (queue, id);
+
+-- lane_marks: lanes that got tasks created due. A create writes such tasks straight into their
+-- lane (staged = 0) and, in the same statement, one row per lane with the key of its best new
+-- task (sql/insert-tasks.pg.ts); the claim merges the marks into the lane heads. A task is so
+-- written once, not written again only to be merged.
+CREATE TABLE IF NOT EXISTS {{prefix}}lane_marks (
+  id bigserial PRIMARY KEY,
+  queue varchar(64) NOT NULL,
+  lane_key varchar(64) NOT NULL,
+  provider_key varchar(255) NOT NULL,
+  account_id varchar(255) NULL,
+  tenant_id varchar(255) NULL,
+  concurrency_key varchar(255) NULL,
+  k1 bigint NOT NULL,
+  k2 bigint NOT NULL,
+  run_at bigint NOT NULL,
+  created_at bigint NOT NULL,
+  seq bigint NOT NULL,
+  priority integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {{prefix}}lane_marks_queue ON {{prefix}}lane_marks (queue, id);
+
+-- queues: per-queue settings (the aging interval every order key depends on).
+CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue varchar(64) PRIMARY KEY, aging_interval_ms bigint NOT NULL);
