@@ -141,7 +141,7 @@ describe('the npm package (packed as npm publish would)', () => {
     readme = readFileSync(join(lib.packageDir, 'README.md'), 'utf8');
   }, 300_000);
 
-  it('ships README, LICENSE, the compiled entry points, the Lua scripts and the dashboard page, and no sources or source maps', () => {
+  it('ships README, LICENSE, the compiled entry points, the Lua scripts, the schema .sql files and the dashboard page, and no sources or source maps', () => {
     expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
     expect(readFileSync(join(lib.packageDir, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
     const targets = [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : [e.types, e.default]))];
@@ -149,9 +149,16 @@ describe('the npm package (packed as npm publish would)', () => {
     for (const t of targets) expect({ target: t, shipped: existsSync(join(lib.packageDir, t)) }).toEqual({ target: t, shipped: true });
     const lua = readdirSync(join(REPO_ROOT, 'libs/priority-queue/src/stores/redis/lua'));
     for (const l of lua) expect(files).toContain(`dist/stores/redis/lua/${l}`);
+    // the TypeORM store reads its migration from schema/<dialect>/*.sql beside sql-files.js
+    const schema = join(REPO_ROOT, 'libs/priority-queue/src/stores/typeorm/schema');
+    const sql = ['postgres', 'mysql', 'sqlite'].flatMap((d) => readdirSync(join(schema, d)).map((f) => `dist/stores/typeorm/schema/${d}/${f}`));
+    expect(sql.filter((f) => f.endsWith('/1-tables.sql'))).toHaveLength(3);
+    for (const f of sql) expect(files).toContain(f);
     const assets = readdirSync(join(REPO_ROOT, 'libs/priority-queue/src/dashboard/assets'));
     for (const a of assets) expect(files).toContain(`dist/dashboard/assets/${a}`);
-    const unexpected = files.filter((f) => !/^(README\.md|LICENSE|package\.json|dist\/.*\.(js|d\.ts|lua)|dist\/dashboard\/assets\/[^/]+)$/.test(f));
+    const unexpected = files.filter(
+      (f) => !/^(README\.md|LICENSE|package\.json|dist\/.*\.(js|d\.ts|lua)|dist\/stores\/typeorm\/schema\/(postgres|mysql|sqlite)\/[^/]+\.sql|dist\/dashboard\/assets\/[^/]+)$/.test(f),
+    );
     expect(unexpected).toEqual([]);
     for (const f of files.filter((x) => x.endsWith('.js'))) {
       expect({ f, map: readFileSync(join(lib.packageDir, f), 'utf8').includes('sourceMappingURL') }).toEqual({ f, map: false });
