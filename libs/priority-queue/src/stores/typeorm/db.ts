@@ -110,11 +110,16 @@ export class Db {
     return this.single((x) => x.run(sql, params));
   }
 
-  private async single<T>(fn: (x: Exec) => Promise<T>): Promise<T> {
-    if (this.dialect.kind === 'sqlite') return this.mutex.run(() => fn(this.exec(this.dataSource.createQueryRunner())));
+  private single<T>(fn: (x: Exec) => Promise<T>): Promise<T> {
+    return this.autocommit((qr) => fn(this.exec(qr)));
+  }
+
+  /** Statements outside a transaction through one query runner (SQLite: under the DataSource's mutex). */
+  async autocommit<T>(fn: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    if (this.dialect.kind === 'sqlite') return this.mutex.run(() => fn(this.dataSource.createQueryRunner()));
     const qr = this.dataSource.createQueryRunner();
     try {
-      return await fn(this.exec(qr));
+      return await fn(qr);
     } finally {
       await qr.release();
     }

@@ -41,7 +41,7 @@ import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
 import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
-import { migrate } from './schema/migrate';
+import { migrate, recordedSchemaVersion } from './schema/migrate';
 import { LATEST_SCHEMA_VERSION } from './schema/migrations';
 import { cancelTask } from './sql/cancel-task';
 import { changePriority } from './sql/change-priority';
@@ -158,16 +158,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   /** migrate: false: the schema must be there (priorityQueueMigrations() run by the app), and new enough. */
   private async checkSchema(): Promise<void> {
-    const qr = this.dataSource.createQueryRunner();
-    let found = 0;
-    try {
-      if (await qr.hasTable(this.tables.schemaVersion)) {
-        const [r] = (await qr.query(`SELECT max(version) AS v FROM ${this.tables.schemaVersion}`)) as Array<{ v: unknown }>;
-        found = num(r?.v ?? 0);
-      }
-    } finally {
-      await qr.release();
-    }
+    const found = await recordedSchemaVersion(this.schemaDb, this.tables);
     if (found < LATEST_SCHEMA_VERSION) throw new ConfigurationError(Messages.schemaMissing(this.tables.prefix, found, LATEST_SCHEMA_VERSION));
   }
 
