@@ -67,8 +67,10 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
   /** Several queues may share the tables; each store serves one (default `default`). */
   queue?: string;
   /**
-   * Run the store's migrations in init() (default true). Set false when your own migration
-   * run includes priorityQueueMigrations(); init() then only checks the queue settings.
+   * Run the store's migration in init() when `<prefix>schema_version` does not record it yet
+   * (default true; a current schema is only read). Set false when your own migration run
+   * includes priorityQueueMigrations(); init() then checks that the schema is at the version
+   * this library needs (a ConfigurationError says what to run) and the queue settings.
    */
   migrate?: boolean;
   /**
