@@ -1,6 +1,7 @@
-import { DataSource, type MigrationInterface } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ConfigurationError, fenceOf, ManualClock, TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
 import { priorityQueueMigrations, TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
+import { runMigrations } from './run-migrations';
 import { startPostgresServer, type SqlServerHandle } from '../support/servers/postgres-server';
 
 // A real PostgreSQL 15 server; never skipped.
@@ -62,12 +63,7 @@ describe('TypeORM store on PostgreSQL: the documented database rights', () => {
 
   it('a schema-only role migrates; an application role with the documented grants runs the queue', async () => {
     const migrator = await open('pq_migrator', 'migrator');
-    const qr = migrator.createQueryRunner();
-    try {
-      for (const M of priorityQueueMigrations({ tablePrefix: prefix }) as Array<new () => MigrationInterface>) await new M().up(qr);
-    } finally {
-      await qr.release();
-    }
+    await runMigrations(migrator, priorityQueueMigrations({ tablePrefix: prefix }), 'up');
     // docs/TYPEORM.md, "Rights", PostgreSQL: the application role's grants
     for (const sql of [
       `GRANT SELECT, INSERT, UPDATE, DELETE ON pq_tasks, pq_lanes, pq_resources, pq_releases, pq_lane_marks, pq_queues, pq_schema_version TO pq_app`,

@@ -9,6 +9,7 @@ import { LATEST_SCHEMA_VERSION, migrationStatements, SCHEMA_MIGRATIONS } from 'n
 import { PG_TASK_RESULT } from 'nestjs-priority-queue/stores/typeorm/schema/pg-functions';
 import { sqlStatements } from 'nestjs-priority-queue/stores/typeorm/schema/sql-files';
 import { openDatabase, type DialectName, type OpenDatabase } from './typeorm-dialects';
+import { runMigrations } from './run-migrations';
 import { schemaCatalog, type SchemaCatalog } from './schema-catalog';
 
 // Real PostgreSQL and MariaDB servers and a SQLite file; never skipped.
@@ -82,15 +83,9 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as DialectName[])('TypeORM store
     await db?.close();
   });
 
-  async function run(classes: Array<new () => MigrationInterface>, direction: 'up' | 'down'): Promise<void> {
-    for (const M of direction === 'up' ? classes : [...classes].reverse()) {
-      const qr = db.dataSource.createQueryRunner();
-      try {
-        await new M()[direction](qr);
-      } finally {
-        await qr.release();
-      }
-    }
+  /** up in order, down newest first. */
+  function run(classes: Array<new () => MigrationInterface>, direction: 'up' | 'down'): Promise<void> {
+    return runMigrations(db.dataSource, direction === 'up' ? classes : [...classes].reverse(), direction);
   }
 
   async function statements(prefix: string): Promise<void> {
