@@ -115,7 +115,7 @@ export function gcra(tat: number, now: number, qps: number, burst: number): Gcra
   return { allowed: false, tat, retryAt: next - burst * interval };
 }
 
-export function effectiveBurst(p: ProviderLimits): number {
+export function effectiveBurst(p: Pick<ProviderLimits, 'burst'>): number {
   return p.burst ?? 1;
 }
 

@@ -1,13 +1,14 @@
 import {
   accountKey,
   effectiveAccountLimit,
-  effectiveBurst,
   effectiveConcurrencyKeyLimit,
   effectiveTenantQuota,
-  gcra,
+  emptyProviderLimits,
+  laneKey,
   type LimitsSnapshot,
   type RefusalReason,
 } from './admission';
+import { laneRefusalReason, nextTokenAt, type LaneRoom, type SlotRoom } from './lane-admission';
 import { Messages } from './messages';
 import { TaskStatus, type Task } from './task';
 
@@ -66,33 +67,36 @@ export interface AdmissionState {
 }
 
 /**
- * DESIGN §3 for a lane head at `now`: the first limit without room in the order pause, rate,
- * account, tenant, concurrency key, or null when a claim would admit it.
+ * DESIGN §3 for a lane head at `now` (the claim's rule, lane-admission.ts, over the snapshot):
+ * the first limit without room in the order pause, rate, account, tenant, concurrency key, or
+ * null when a claim would admit it.
  */
 export function laneRefusal(lane: AdmissionKeys, s: AdmissionState, now: number): LaneRefusal | null {
-  const p = s.limits.providers[lane.providerKey];
-  if (p?.paused) return { limit: 'paused', key: lane.providerKey };
-  if (p && p.qps !== null) {
-    const g = gcra(s.tat[lane.providerKey] ?? 0, now, p.qps, effectiveBurst(p));
-    if (!g.allowed) return { limit: 'rate', key: lane.providerKey, nextTokenAt: Math.ceil(g.retryAt) };
+  const p = s.limits.providers[lane.providerKey] ?? emptyProviderLimits();
+  const account = lane.accountId === null ? null : accountKey(lane.providerKey, lane.accountId);
+  const slot = (inUse: number | undefined, limit: number | null): SlotRoom => ({ inUse: inUse ?? 0, limit });
+  const room: LaneRoom = {
+    provider: { paused: p.paused, qps: p.qps, burst: p.burst, tat: s.tat[lane.providerKey] ?? 0 },
+    account: account === null ? null : slot(s.accounts[account], effectiveAccountLimit(s.limits, lane.providerKey, lane.accountId!)),
+    tenant: lane.tenantId === null ? null : slot(s.tenants[lane.tenantId], effectiveTenantQuota(s.limits, lane.tenantId)),
+    concurrencyKey:
+      lane.concurrencyKey === null ? null : slot(s.concurrencyKeys[lane.concurrencyKey], effectiveConcurrencyKeyLimit(s.limits, lane.concurrencyKey)),
+  };
+  const reason = laneRefusalReason(room, now);
+  switch (reason) {
+    case null:
+      return null;
+    case 'paused':
+      return { limit: reason, key: lane.providerKey };
+    case 'rate':
+      return { limit: reason, key: lane.providerKey, nextTokenAt: Math.ceil(nextTokenAt(room.provider, now)) };
+    case 'account':
+      return { limit: reason, key: account!, inUse: room.account!.inUse, max: room.account!.limit };
+    case 'tenant':
+      return { limit: reason, key: lane.tenantId!, inUse: room.tenant!.inUse, max: room.tenant!.limit };
+    case 'concurrencyKey':
+      return { limit: reason, key: lane.concurrencyKey!, inUse: room.concurrencyKey!.inUse, max: room.concurrencyKey!.limit };
   }
-  if (lane.accountId !== null) {
-    const key = accountKey(lane.providerKey, lane.accountId);
-    const max = effectiveAccountLimit(s.limits, lane.providerKey, lane.accountId);
-    const inUse = s.accounts[key] ?? 0;
-    if (max !== null && inUse >= max) return { limit: 'account', key, inUse, max };
-  }
-  if (lane.tenantId !== null) {
-    const max = effectiveTenantQuota(s.limits, lane.tenantId);
-    const inUse = s.tenants[lane.tenantId] ?? 0;
-    if (max !== null && inUse >= max) return { limit: 'tenant', key: lane.tenantId, inUse, max };
-  }
-  if (lane.concurrencyKey !== null) {
-    const max = effectiveConcurrencyKeyLimit(s.limits, lane.concurrencyKey);
-    const inUse = s.concurrencyKeys[lane.concurrencyKey] ?? 0;
-    if (inUse >= max) return { limit: 'concurrencyKey', key: lane.concurrencyKey, inUse, max };
-  }
-  return null;
 }
 
 /**
@@ -119,7 +123,7 @@ export async function explainTask(
   }
   const verdicts = new Map<string, boolean>();
   const admissible = (lane: AdmissionKeys): boolean => {
-    const k = JSON.stringify([lane.providerKey, lane.accountId, lane.tenantId, lane.concurrencyKey]);
+    const k = laneKey(lane);
     let ok = verdicts.get(k);
     if (ok === undefined) verdicts.set(k, (ok = laneRefusal(lane, state, now) === null));
     return ok;

@@ -1,12 +1,15 @@
-import { agedKey, compareOrder } from '../../core/order-key';
+import { compareOrder, compareOrderParts, orderPartValue, orderParts, type OrderPart } from '../../core/order-key';
 import type { OrderFields } from './task-table';
 
 /**
  * compareOrder() (core/order-key.ts) split into inline numbers for the lane heaps and the
- * ready-lane heap: (k1, k2, k3) of (priority, runAt) ascending, then the creation rank (the seq
- * of a task created while the clock never went back, which then orders exactly like
+ * ready-lane heap: (k1, k2, k3) of (priority, runAt, fair tag) ascending, then the creation rank
+ * (the seq of a task created while the clock never went back, which then orders exactly like
  * (createdAt, seq); 0 otherwise), then `tie` on the tasks' order fields. Exact in every mode; the
  * tasks themselves are only read when all inline keys tie, so sifting does not chase tasks.
+ *
+ * The inline keys are core's order parts (orderParts) in their order, each as inlineKey says;
+ * the parts that are not inlined are compared by `tie` (compareOrderParts).
  */
 export interface OrderMode {
   /** `tag`: the task's fair tag as a number (fairness on; exact, see MAX_MEMORY_FAIR_TAG), else 0. */
@@ -18,13 +21,10 @@ export interface OrderMode {
   tie(a: OrderFields, b: OrderFields): number;
 }
 
+type InlineKey = (priority: number, runAt: number, tag: number) => number;
+
 /** Largest aging interval for which runAt - priority*T is an exact double (|p*T| <= 2^51). */
 const EXACT_AGING_MAX_MS = 2 ** 20;
-
-function createdThenSeq(a: OrderFields, b: OrderFields): number {
-  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
-  return a.seq - b.seq;
-}
 
 /**
  * Largest fair tag the memory store keeps (2^53: 9e15, after 9e9 tasks of weight 1 created at one
@@ -33,33 +33,60 @@ function createdThenSeq(a: OrderFields, b: OrderFields): number {
  */
 export const MAX_MEMORY_FAIR_TAG = BigInt(Number.MAX_SAFE_INTEGER);
 
+const zero: InlineKey = () => 0;
+
+/** A part as an exact number of (priority, runAt, tag); null when it has none (read from the task, or beyond a double). */
+function inlineKey(part: OrderPart, T: number): InlineKey | null {
+  switch (part) {
+    case 'aged':
+      return T <= EXACT_AGING_MAX_MS ? (p, runAt) => runAt - p * T : null;
+    case 'priority':
+      return (p) => -p;
+    case 'fairTag':
+      return (_p, _runAt, tag) => tag;
+    case 'runAt':
+      return (_p, runAt) => runAt;
+    case 'createdAt':
+    case 'seq':
+      return null;
+  }
+}
+
+function createdThenSeq(a: OrderFields, b: OrderFields): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+  return a.seq - b.seq;
+}
+
 export function orderMode(agingIntervalMs: number, fair = false): OrderMode {
   const T = agingIntervalMs;
-  if (fair) {
-    // DESIGN §7: priority desc, fair tag asc, runAt asc, createdAt asc, seq asc (never with aging)
-    return { k1: (p) => -p, k2: (_p, _runAt, tag) => tag, k3: (_p, runAt) => runAt, usesRank: true, tie: createdThenSeq };
+  const parts = orderParts(T, fair);
+  const keys: InlineKey[] = [];
+  let n = 0;
+  for (; n < parts.length && keys.length < 3; n++) {
+    const k = inlineKey(parts[n], T);
+    if (k === null) break;
+    keys.push(k);
   }
-  if (T <= 0) {
-    // priority desc, runAt asc, createdAt asc, seq asc
-    return { k1: (p) => -p, k2: (_p, runAt) => runAt, k3: () => 0, usesRank: true, tie: createdThenSeq };
-  }
-  if (T <= EXACT_AGING_MAX_MS) {
-    // runAt - priority*T asc (exact: |priority*T| <= 2^51), priority desc, runAt, createdAt, seq
+  if (n === 0) {
+    // The first part needs 64 bits (the aged key with a large T). k1 is its nearest double, which
+    // is monotone in the exact value, so unequal k1 order correctly; equal k1 fall back to the
+    // exact order of every part.
+    const first = parts[0];
     return {
-      k1: (p, runAt) => runAt - p * T,
-      k2: (p) => -p,
-      k3: (_p, runAt) => runAt,
-      usesRank: true,
-      tie: createdThenSeq,
+      k1: (priority, runAt) => Number(orderPartValue(first, { priority, runAt, createdAt: 0, seq: 0 }, T)),
+      k2: zero,
+      k3: zero,
+      usesRank: false,
+      tie: (a, b) => compareOrder(a, b, T),
     };
   }
-  // Large T: the aged key needs 64 bits. k1 is its nearest double, which is monotone in the
-  // exact value, so unequal k1 order correctly; equal k1 fall back to the exact bigint order.
+  const rest = parts.slice(n);
+  const ranked = rest.join() === 'createdAt,seq';
   return {
-    k1: (priority, runAt) => Number(agedKey({ priority, runAt }, T)),
-    k2: () => 0,
-    k3: () => 0,
-    usesRank: false,
-    tie: (a, b) => compareOrder(a, b, T),
+    k1: keys[0],
+    k2: keys[1] ?? zero,
+    k3: keys[2] ?? zero,
+    usesRank: ranked,
+    tie: ranked ? createdThenSeq : (a, b) => compareOrderParts(rest, a, b, T),
   };
 }

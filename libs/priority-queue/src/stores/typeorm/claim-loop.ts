@@ -1,12 +1,16 @@
+import type { RefusalReason } from '../../core/admission';
+import { claimFromLanes, LOAD, RETRY, type ReadyLaneSource } from '../../core/claim-loop';
+import { nextTokenAt, type LaneRoom } from '../../core/lane-admission';
 import { compareOrder } from '../../core/order-key';
 import type { Row } from './db';
-import { admissionKeys, consume, refusal } from './lane-admission';
-import { orderOfRow } from './rows';
+import { laneRoom } from './lane-admission';
+import { orderOfRow } from './order-columns';
+import { rk } from './rows';
 import { laneFromRow, type LaneState } from './sql/lanes';
 import type { Resource } from './sql/resources';
 
-/** How the selection loop reads the database (generic per-statement, or PostgreSQL batched). */
-export interface ClaimSource {
+/** How the selection loop reads the database. */
+export interface ClaimReads {
   /**
    * The best `size` ready lanes (after writing the dirty lanes of `lanes`, so the page reflects
    * this claim's changes) and the resources their admission reads, loaded into `resources`.
@@ -17,113 +21,157 @@ export interface ClaimSource {
 }
 
 /**
- * Step 5 of the claim (see claim-submissions.ts): the lanes loop of LANES.md over pages of
- * ready lanes. Admission is per lane, so a lane is checked (and parked) on its stored head
- * without reading its tasks; its tasks are read only when it may really give the next claim.
- * Returns the claimed rows in claim order; `lanes` holds every lane changed.
- *
- * The loop ends only when it has `limit` tasks or no ready lane is left (DESIGN §3: no
- * head-of-line blocking, whatever the number of refused lanes ahead). A page that is used up
- * (every lane parked or emptied) while more ready lanes may follow is followed by the next one:
- * the parked lanes are written first, so the next read starts past them. Each lane parks at
- * most once per claim, so the work is bounded by `limit` plus the parkings; the page size
- * doubles (up to MAX_PAGE) while pages come back used up without giving `limit` tasks, so a
- * long run of refused lanes costs few round trips.
+ * Step 5 of the claim (see claim-submissions.ts): core's claim loop (core/claim-loop.ts) over
+ * pages of ready lanes read from the lanes table. Returns the claimed rows in claim order;
+ * `lanes` holds every lane changed, `resources` every counter changed.
  */
 export async function selectClaims(
-  src: ClaimSource,
+  reads: ClaimReads,
   limit: number,
   now: number,
   aging: number,
   lanes: Map<string, LaneState>,
   resources: Map<string, Resource>,
 ): Promise<Row[]> {
-  const res = (k: string): Resource => resources.get(k)!;
-  const cmp = (a: LaneState, b: LaneState) => compareOrder(a.head!, b.head!, aging);
+  const src = new PagedLanes(reads, limit, aging, lanes, resources);
   const claimed: Row[] = [];
-  let pageSize = Math.max(32, limit * 2);
-  while (claimed.length < limit) {
-    const page = await src.page(pageSize, lanes.values(), resources);
-    if (page.length === 0) break;
-    const full = page.length === pageSize;
-    const cands: LaneState[] = page.map((r) => {
-      const key = String(r.lane_key);
-      let l = lanes.get(key);
-      if (!l) lanes.set(key, (l = laneFromRow(r)));
-      return l;
-    });
-    const boundary = full ? cands[cands.length - 1].head : null;
-    cands.sort(cmp);
-    let needMore = false;
-    while (claimed.length < limit && cands.length > 0) {
-      const l = cands[0];
-      if (boundary && compareOrder(l.head!, boundary, aging) > 0) {
-        needMore = true;
-        break;
-      }
-      for (const k of admissionKeys(l.keys)) if (!resources.has(k)) throw new Error(`resource ${k} not loaded`);
-      const no = refusal(l.keys, res, now);
-      if (no) {
-        // every task of a lane has the same admission keys: park the lane, whatever its head
-        l.parkedOn = no.parkOn;
-        l.parkedUntil = no.until;
-        l.dirty = true;
-        cands.shift();
-        continue;
-      }
-      if (!l.tasks) {
-        const want = limit - claimed.length + 1;
-        l.tasks = await src.laneTasks(l.laneKey, want);
-        l.complete = l.tasks.length < want;
-      }
-      if (l.tasks.length === 0) {
-        // every merged task of the lane left (claimed, canceled, re-prioritised, timed out)
-        l.head = null;
-        l.dirty = true;
-        cands.shift();
-        continue;
-      }
-      const actual = orderOfRow(l.tasks[0]);
-      if (compareOrder(actual, l.head!, aging) !== 0) {
-        l.head = actual; // the stored head was a lower bound: re-key and look again
-        l.dirty = true;
-        reinsert(cands, cmp);
-        continue;
-      }
-      consume(l.keys, res, now);
-      claimed.push(l.tasks.shift()!);
-      l.dirty = true;
-      if (l.tasks.length > 0) {
-        l.head = orderOfRow(l.tasks[0]);
-        reinsert(cands, cmp);
-      } else if (l.complete) {
-        l.head = null;
-        cands.shift();
-      } else {
-        l.tasks = undefined; // read more next time; the claimed key stays a lower bound
-        reinsert(cands, cmp);
-      }
-    }
-    // a full page used up: the ready lanes after it are the next candidates
-    if (full && cands.length === 0) needMore = true;
-    if (!needMore) break;
-    pageSize = Math.min(MAX_PAGE, pageSize * 2);
-  }
+  while (!claimFromLanes(src, limit, now, claimed)) await src.load(limit - claimed.length);
   return claimed;
 }
 
 /** Largest page of ready lanes one read asks for (the rows and the resources they read). */
 const MAX_PAGE = 1024;
 
-/** Moves cands[0] (whose key grew) to its place; the rest is sorted. */
-function reinsert(cands: LaneState[], cmp: (a: LaneState, b: LaneState) => number): void {
-  const l = cands.shift()!;
-  let lo = 0;
-  let hi = cands.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cmp(cands[mid], l) <= 0) lo = mid + 1;
-    else hi = mid;
+/**
+ * The ready lanes of the lanes table, a page at a time, as core's claim loop reads them.
+ * Admission is per lane, so a lane is checked (and parked) on its stored head without reading
+ * its tasks; its tasks are read only when it may really give the next claim. The stored head is
+ * a lower bound (a cancel, a priority change or a timeout removes a task without touching the
+ * lane): a lane whose real head differs is re-keyed and looked at again (RETRY).
+ *
+ * The loop ends only when it has `limit` tasks or no ready lane is left (DESIGN §3: no
+ * head-of-line blocking, whatever the number of refused lanes ahead). A page that is used up
+ * (every lane parked or emptied) while more ready lanes may follow is followed by the next one:
+ * the parked lanes are written first, so the next read starts past them. The page size
+ * doubles (up to MAX_PAGE) while pages come back used up, so a long run of refused lanes costs
+ * few round trips.
+ */
+class PagedLanes implements ReadyLaneSource<LaneState, Row> {
+  /** The page's lanes still ready, best head first. */
+  private cands: LaneState[] = [];
+  /** Head of the page's last lane when the page was full: lanes past it may be beaten by unread ones. */
+  private boundary: LaneState['head'] = null;
+  /** No page read yet, or the last one was used up while full: more ready lanes may follow. */
+  private more = true;
+  private pageSize: number;
+  private pages = 0;
+  /** A lane whose tasks `take` asked for. */
+  private unread: LaneState | null = null;
+  private readonly cmp = (a: LaneState, b: LaneState) => compareOrder(a.head!, b.head!, this.aging);
+
+  constructor(
+    private readonly reads: ClaimReads,
+    limit: number,
+    private readonly aging: number,
+    private readonly lanes: Map<string, LaneState>,
+    private readonly resources: Map<string, Resource>,
+  ) {
+    this.pageSize = Math.max(32, limit * 2);
   }
-  cands.splice(lo, 0, l);
+
+  first(): LaneState | null | typeof LOAD {
+    const l = this.cands[0];
+    if (l === undefined) return this.more ? LOAD : null;
+    // past the boundary, a lane not on this page may come first: read the next page
+    if (this.boundary !== null && compareOrder(l.head!, this.boundary, this.aging) > 0) return LOAD;
+    return l;
+  }
+
+  room(lane: LaneState): LaneRoom {
+    return (lane.room ??= laneRoom(lane.keys, this.resources));
+  }
+
+  park(l: LaneState, reason: RefusalReason, now: number): void {
+    // every task of a lane has the same admission keys: park the lane, whatever its head
+    const k = l.keys;
+    if (reason === 'rate') l.parkedUntil = Math.max(now + 1, Math.ceil(nextTokenAt(this.room(l).provider, now)));
+    else if (reason === 'paused') l.parkedOn = rk.provider(k.provider_key);
+    else if (reason === 'account') l.parkedOn = rk.account(k.provider_key, k.account_id!);
+    else if (reason === 'tenant') l.parkedOn = rk.tenant(k.tenant_id!);
+    else l.parkedOn = rk.concurrencyKey(k.concurrency_key!);
+    l.dirty = true;
+    this.cands.shift();
+  }
+
+  take(l: LaneState): Row | typeof RETRY | typeof LOAD {
+    if (!l.tasks) {
+      this.unread = l;
+      return LOAD;
+    }
+    if (l.tasks.length === 0) {
+      // every merged task of the lane left (claimed, canceled, re-prioritised, timed out)
+      l.head = null;
+      l.dirty = true;
+      this.cands.shift();
+      return RETRY;
+    }
+    const actual = orderOfRow(l.tasks[0]);
+    if (compareOrder(actual, l.head!, this.aging) !== 0) {
+      l.head = actual; // the stored head was a lower bound: re-key and look again
+      l.dirty = true;
+      this.reinsert();
+      return RETRY;
+    }
+    const row = l.tasks.shift()!;
+    l.dirty = true;
+    if (l.tasks.length > 0) {
+      l.head = orderOfRow(l.tasks[0]);
+      this.reinsert();
+    } else if (l.complete) {
+      l.head = null;
+      this.cands.shift();
+    } else {
+      l.tasks = undefined; // read more next time; the claimed key stays a lower bound
+      this.reinsert();
+    }
+    return row;
+  }
+
+  /** Reads what first() or take() asked for; `wanted` = tasks still to claim. */
+  async load(wanted: number): Promise<void> {
+    const l = this.unread;
+    if (l !== null) {
+      this.unread = null;
+      const n = wanted + 1;
+      l.tasks = await this.reads.laneTasks(l.laneKey, n);
+      l.complete = l.tasks.length < n;
+      return;
+    }
+    if (this.pages++ > 0) this.pageSize = Math.min(MAX_PAGE, this.pageSize * 2);
+    const page = await this.reads.page(this.pageSize, this.lanes.values(), this.resources);
+    const full = page.length === this.pageSize;
+    this.cands = page.map((r) => {
+      const key = String(r.lane_key);
+      let lane = this.lanes.get(key);
+      if (!lane) this.lanes.set(key, (lane = laneFromRow(r)));
+      return lane;
+    });
+    this.boundary = full ? this.cands[this.cands.length - 1].head : null;
+    this.more = full;
+    this.cands.sort(this.cmp);
+  }
+
+  /** Moves cands[0] (whose key grew) to its place; the rest is sorted. */
+  private reinsert(): void {
+    const cands = this.cands;
+    const l = cands.shift()!;
+    let lo = 0;
+    let hi = cands.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.cmp(cands[mid], l) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    cands.splice(lo, 0, l);
+  }
 }

@@ -1,9 +1,10 @@
-import { DEFAULT_CONCURRENCY_KEY_LIMIT, gcra } from '../../core/admission';
+import { DEFAULT_CONCURRENCY_KEY_LIMIT } from '../../core/admission';
+import type { LaneRoom, ProviderRoom, SlotRoom } from '../../core/lane-admission';
 import type { LaneKeys } from './rows';
 import { rk } from './rows';
 import type { Resource } from './sql/resources';
 
-/** Every resource a lane's admission reads. */
+/** Every resource a lane's admission reads (loaded into the claim's cache before its lanes are looked at). */
 export function admissionKeys(l: LaneKeys): string[] {
   const keys = [rk.provider(l.provider_key)];
   if (l.account_id !== null) keys.push(rk.account(l.provider_key, l.account_id));
@@ -12,50 +13,62 @@ export function admissionKeys(l: LaneKeys): string[] {
   return keys;
 }
 
-export type Refusal = { parkOn: string; until: null } | { parkOn: null; until: number };
-
-/**
- * DESIGN §3 for the head of a lane, against counters loaded in the claim transaction. Checks in
- * the order pause, rate, account, tenant, concurrency key; the first limit without room is the
- * resource the lane parks on (a rate refusal parks until the next token is due).
- */
-export function refusal(l: LaneKeys, res: (key: string) => Resource, now: number): Refusal | null {
-  const p = res(rk.provider(l.provider_key));
-  if (p.paused) return { parkOn: p.rkey, until: null };
-  if (p.qps !== null) {
-    const g = gcra(p.tat, now, p.qps, p.burst ?? 1);
-    if (!g.allowed) return { parkOn: null, until: Math.max(now + 1, Math.ceil(g.retryAt)) };
+/** A provider row as core's admission rule reads it; advancing its GCRA state marks the row for writing. */
+class ProviderView implements ProviderRoom {
+  constructor(private readonly r: Resource) {}
+  get paused(): boolean {
+    return this.r.paused;
   }
-  if (l.account_id !== null) {
-    const a = res(rk.account(l.provider_key, l.account_id));
-    const limit = a.limit ?? p.accountConcurrency;
-    if (limit !== null && a.inUse >= limit) return { parkOn: a.rkey, until: null };
+  get qps(): number | null {
+    return this.r.qps;
   }
-  if (l.tenant_id !== null) {
-    const t = res(rk.tenant(l.tenant_id));
-    const quota = t.limit ?? res(rk.defaultTenant()).limit;
-    if (quota !== null && t.inUse >= quota) return { parkOn: t.rkey, until: null };
+  get burst(): number | null {
+    return this.r.burst;
   }
-  if (l.concurrency_key !== null) {
-    const k = res(rk.concurrencyKey(l.concurrency_key));
-    if (k.inUse >= (k.limit ?? DEFAULT_CONCURRENCY_KEY_LIMIT)) return { parkOn: k.rkey, until: null };
+  get tat(): number {
+    return this.r.tat;
   }
-  return null;
+  set tat(v: number) {
+    this.r.tat = v;
+    this.r.dirty = true;
+  }
 }
 
-/** Takes one unit of every limit of the lane (after `refusal` returned null). */
-export function consume(l: LaneKeys, res: (key: string) => Resource, now: number): void {
+/** An account, tenant or concurrency-key row with its effective limit (the row's own, else `fallback`). */
+class SlotView implements SlotRoom {
+  constructor(
+    private readonly r: Resource,
+    private readonly fallback: () => number | null,
+  ) {}
+  get inUse(): number {
+    return this.r.inUse;
+  }
+  set inUse(v: number) {
+    this.r.inUse = v;
+    this.r.dirty = true;
+  }
+  get limit(): number | null {
+    return this.r.limit ?? this.fallback();
+  }
+}
+
+/**
+ * The limits of a lane over the resources loaded in the claim's transaction (core/lane-admission.ts
+ * decides with them): account limit = its override, else the provider's accountConcurrency;
+ * tenant quota = its override, else the default quota; concurrency key = its limit, else 1.
+ */
+export function laneRoom(l: LaneKeys, resources: ReadonlyMap<string, Resource>): LaneRoom {
+  const res = (k: string): Resource => {
+    const r = resources.get(k);
+    if (r === undefined) throw new Error(`resource ${k} not loaded`);
+    return r;
+  };
   const p = res(rk.provider(l.provider_key));
-  if (p.qps !== null) {
-    p.tat = gcra(p.tat, now, p.qps, p.burst ?? 1).tat;
-    p.dirty = true;
-  }
-  const slots: Resource[] = [];
-  if (l.account_id !== null) slots.push(res(rk.account(l.provider_key, l.account_id)));
-  if (l.tenant_id !== null) slots.push(res(rk.tenant(l.tenant_id)));
-  if (l.concurrency_key !== null) slots.push(res(rk.concurrencyKey(l.concurrency_key)));
-  for (const s of slots) {
-    s.inUse += 1;
-    s.dirty = true;
-  }
+  const defaultTenant = l.tenant_id === null ? null : res(rk.defaultTenant());
+  return {
+    provider: new ProviderView(p),
+    account: l.account_id === null ? null : new SlotView(res(rk.account(l.provider_key, l.account_id)), () => p.accountConcurrency),
+    tenant: l.tenant_id === null ? null : new SlotView(res(rk.tenant(l.tenant_id)), () => defaultTenant!.limit),
+    concurrencyKey: l.concurrency_key === null ? null : new SlotView(res(rk.concurrencyKey(l.concurrency_key)), () => DEFAULT_CONCURRENCY_KEY_LIMIT),
+  };
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { KEY_SEPARATOR, laneKey } from '../../core/admission';
-import type { OrderFields } from '../../core/order-key';
 import type { Task, TaskStatus } from '../../core/task';
 import type { Row } from './db';
 
@@ -66,17 +65,6 @@ export function rowToTask(r: Row): Task {
     updatedAt: num(r.updated_at),
     finishedAt: numOrNull(r.finished_at),
   };
-}
-
-export function orderOfRow(r: Row): OrderFields {
-  return { priority: num(r.priority), runAt: num(r.run_at), createdAt: num(r.created_at), seq: num(r.seq) };
-}
-
-/** Leading order columns: k1 = runAt - priority*T under aging, else -priority; k2 = -priority. */
-export function orderColumns(priority: number, runAt: number, agingIntervalMs: number): { k1: bigint; k2: bigint } {
-  const k2 = -BigInt(priority);
-  const k1 = agingIntervalMs > 0 ? BigInt(runAt) - BigInt(priority) * BigInt(agingIntervalMs) : k2;
-  return { k1, k2 };
 }
 
 /** Fixed-length id of a lane (sha1 of core's laneKey), the lanes table's key. */

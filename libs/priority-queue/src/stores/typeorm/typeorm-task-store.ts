@@ -40,6 +40,7 @@ import type { TaskEventTransport } from '../../core/event-transport.port';
 import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
 import { PgWakeListener } from './pg-listener';
+import { orderColumnsSql } from './order-columns';
 import { laneId, num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate, recordedSchemaVersion } from './schema/migrate';
 import { LATEST_SCHEMA_VERSION } from './schema/migrations';
@@ -294,13 +295,10 @@ export class TypeOrmTaskStore implements TaskStore {
   retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
     this.open();
     const c = this.ctx;
-    const k1 =
-      this.agingIntervalMs > 0
-        ? sql`CASE WHEN cancel_requested = 1 THEN k1 ELSE (${c.nowSql()} + ${outcome.delayMs}) - ${raw(c.d.castBigint('priority'))} * ${this.agingIntervalMs} END`
-        : sql`k1`;
-    // Assignments read the row as it was (MySQL reads updated columns: k1, status, finished_at come before the columns they read change).
+    const k = orderColumnsSql(c, sql`${c.nowSql()} + ${outcome.delayMs}`);
+    // Assignments read the row as it was (MySQL reads updated columns: k1, k2, status, finished_at come before the columns they read change).
     return fencedWrite(c, fence, {
-      set: sql`k1 = ${k1},
+      set: sql`k1 = CASE WHEN cancel_requested = 1 THEN k1 ELSE ${k.k1} END, k2 = CASE WHEN cancel_requested = 1 THEN k2 ELSE ${k.k2} END,
         finished_at = CASE WHEN cancel_requested = 1 THEN ${c.nowSql()} ELSE NULL END,
         status = CASE WHEN cancel_requested = 1 THEN 'CANCELED' ELSE 'PENDING_SUBMIT' END,
         attempts = attempts + 1,

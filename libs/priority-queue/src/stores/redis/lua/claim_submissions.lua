@@ -5,6 +5,10 @@
 -- the next. A head past its deadline becomes TIMED_OUT without admission or token.
 -- Deadline boosts due at `now` fire first (lib.lua applyDueBoosts, core/boost.ts), so the order
 -- the claim sees has every one of them applied.
+-- Mirrors (the only server-side copy besides the PostgreSQL claim function): core/claim-loop.ts
+-- claimFromLanes (the lane loop), core/lane-admission.ts laneRefusalReason / consumeRoom (room()
+-- below), core/admission.ts gcra, core/order-key.ts encodeOrderKey (lib.lua orderKey); the
+-- model-based test holds it to the reference model.
 -- Cost: O((k + parkings + timeouts) * log n), plus firing due boosts and moving due delayed tasks into their lanes;
 -- candidates are taken a lane run at a time, index writes are one command per index and call.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: boosts, delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
@@ -87,7 +91,8 @@ local function addInUse(key, field, n)
 end
 
 -- How many of `want` candidates of a lane (admission keys prov, acct, ten, ck) may start now, the
--- claims made so far counted. 0 comes with the resource to park on (and for a rate refusal the
+-- claims made so far counted (core/lane-admission.ts laneRefusalReason, then consumeRoom per
+-- claim, batched over a lane run). 0 comes with the resource to park on (and for a rate refusal the
 -- time the next token is due).
 local function room(want, prov, acct, ten, ck)
   local pl = providerLimits(prov)

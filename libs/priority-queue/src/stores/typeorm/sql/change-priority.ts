@@ -2,7 +2,8 @@ import { InvalidStateError, TaskNotFoundError } from '../../../core/errors';
 import { Messages } from '../../../core/messages';
 import { TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
-import { num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
+import { orderColumns } from '../order-columns';
+import { num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { keyColumn, keyOf } from './row-key';
 import { raw, sql } from './sql';
@@ -22,7 +23,7 @@ export async function changePriority(c: StoreContext, id: string, priority: numb
     if (!r) throw new TaskNotFoundError(id);
     if (String(r.status) !== TaskStatus.PENDING_SUBMIT) throw new InvalidStateError(Messages.notPending(id, String(r.status)));
     const now = await c.now(x);
-    const { k1, k2 } = orderColumns(priority, num(r.run_at), c.aging);
+    const { k1, k2 } = orderColumns({ priority, runAt: num(r.run_at) }, c.aging);
     await run(
       x,
       sql`UPDATE ${T} SET priority = ${priority}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)}, staged = 1, version = version + 1, updated_at = ${now}

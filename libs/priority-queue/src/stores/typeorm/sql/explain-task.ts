@@ -2,6 +2,7 @@ import { explainTask, type AdmissionState, type TaskExplanation } from '../../..
 import { TaskNotFoundError } from '../../../core/errors';
 import { q, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
+import { ORDER_COLUMNS, orderOfRow, orderTuple } from '../order-columns';
 import { chunks, laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { snapshotOf } from './limits';
@@ -20,7 +21,7 @@ import { list, raw, sql } from './sql';
 export async function explainTaskSql(c: StoreContext, id: string): Promise<TaskExplanation> {
   return c.db.tx(async (x) => {
     await smallReads(x, c);
-    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)}, k1, k2 FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`);
+    const [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`);
     if (!r) throw new TaskNotFoundError(id);
     const now = await c.now(x);
     const state = await admissionState(x, c);
@@ -62,7 +63,7 @@ async function admissionState(x: Exec, c: StoreContext): Promise<AdmissionState>
 /** Due PENDING_SUBMIT tasks of these lanes ranked before the task of row `r`, up to `cap`. */
 async function countBefore(x: Exec, c: StoreContext, r: Row, lanes: readonly string[], now: number, cap: number): Promise<number> {
   const T = raw(c.t.tasks);
-  const before = sql`(k1, k2, run_at, created_at, seq) < (${c.big(BigInt(String(r.k1)))}, ${c.big(BigInt(String(r.k2)))}, ${num(r.run_at)}, ${num(r.created_at)}, ${num(r.seq)})`;
+  const before = sql`(${raw(ORDER_COLUMNS)}) < ${orderTuple(c, orderOfRow(r))}`;
   let n = 0;
   for (const part of chunks(lanes, 500)) {
     for (const where of [sql`staged = 0`, sql`staged = 1 AND run_at <= ${now}`]) {

@@ -1,7 +1,8 @@
 import type { NewTask } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import type { Exec } from '../db';
-import { chunks, laneId, orderColumns, toJson } from '../rows';
+import { orderColumns } from '../order-columns';
+import { chunks, laneId, toJson } from '../rows';
 import { join, list, raw, sql, type Sql } from './sql';
 
 /**
@@ -26,7 +27,7 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
   for (const part of chunks(tasks, rowsPerStatement)) {
     const values: Sql[] = part.map((n) => {
       const runAt = now + n.delayMs;
-      const { k1, k2 } = orderColumns(n.priority, runAt, c.aging);
+      const { k1, k2 } = orderColumns({ priority: n.priority, runAt }, c.aging);
       const values = [
         n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), runAt,
         n.timeoutMs === null ? null : now + n.timeoutMs, now, 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,

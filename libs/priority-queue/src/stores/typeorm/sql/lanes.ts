@@ -1,7 +1,9 @@
 import type { OrderFields } from '../../../core/order-key';
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
-import { chunks, laneKeysOf, num, numOrNull, orderColumns, TASK_COLUMNS as TASK_COLS, type LaneKeys } from '../rows';
+import type { LaneRoom } from '../../../core/lane-admission';
+import { ORDER_COLUMNS, orderColumns, orderOfRow } from '../order-columns';
+import { chunks, laneKeysOf, numOrNull, TASK_COLUMNS as TASK_COLS, type LaneKeys } from '../rows';
 import { join, list, raw, sql, type Sql } from './sql';
 
 /**
@@ -22,6 +24,8 @@ export interface LaneState {
   tasks?: Row[];
   /** All of the lane's merged tasks are in `tasks`. */
   complete?: boolean;
+  /** Its limits over the claim's loaded resources (claim-loop.ts). */
+  room?: LaneRoom;
 }
 
 const LANE_COLUMNS = 'lane_key, provider_key, account_id, tenant_id, concurrency_key, h_priority, h_run_at, h_created_at, h_seq, parked_on, parked_until';
@@ -30,10 +34,7 @@ export function laneFromRow(r: Row): LaneState {
   return {
     laneKey: String(r.lane_key),
     keys: laneKeysOf(r),
-    head:
-      r.h_seq === null || r.h_seq === undefined
-        ? null
-        : { priority: num(r.h_priority), runAt: num(r.h_run_at), createdAt: num(r.h_created_at), seq: num(r.h_seq) },
+    head: r.h_seq === null || r.h_seq === undefined ? null : orderOfRow(r, 'h_'),
     parkedOn: r.parked_on === null || r.parked_on === undefined ? null : String(r.parked_on),
     parkedUntil: numOrNull(r.parked_until),
     dirty: false,
@@ -86,7 +87,7 @@ export function writeLanesSql(c: StoreContext, lanes: Iterable<LaneState>): Sql[
   for (const part of chunks(dirty, 500)) {
     const values: Sql[] = part.map((l) => {
       const h = l.head;
-      const k = h ? orderColumns(h.priority, h.runAt, c.aging) : null;
+      const k = h ? orderColumns(h, c.aging) : null;
       return sql`(${list([
         c.queue, l.laneKey, l.keys.provider_key, l.keys.account_id, l.keys.tenant_id, l.keys.concurrency_key,
         isReady(l) ? 1 : 0, k ? c.big(k.k1) : null, k ? c.big(k.k2) : null, h?.runAt ?? null, h?.createdAt ?? null,
@@ -118,7 +119,7 @@ export async function laneTasks(x: Exec, c: StoreContext, laneKey: string, limit
       x,
       sql`SELECT ${raw(TASK_COLS)} FROM ${raw(c.t.tasks)}
         WHERE queue = ${c.queue} AND lane_key = ${laneKey} AND status = 'PENDING_SUBMIT' AND staged = 0
-        ORDER BY k1, k2, run_at, created_at, seq LIMIT ${raw(String(limit))}${lock}`,
+        ORDER BY ${raw(ORDER_COLUMNS)} LIMIT ${raw(String(limit))}${lock}`,
     );
   let rows = await read();
   if (c.d.kind === 'postgres' && rows.length < limit) {

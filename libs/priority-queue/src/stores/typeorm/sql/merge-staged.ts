@@ -1,7 +1,8 @@
 import { compareOrder, type OrderFields } from '../../../core/order-key';
 import type { StoreContext } from '../context';
 import type { Exec } from '../db';
-import { laneKeysOf, orderOfRow } from '../rows';
+import { orderOfRow } from '../order-columns';
+import { laneKeysOf } from '../rows';
 import { laneFromRow, lanesByKey, writeLanes, type LaneState } from './lanes';
 import { sql } from './sql';
 import { dueMarks, spendMarks, usesStageMarks } from './stage-marks';

@@ -1,14 +1,15 @@
-import { compareOrder } from '../../../core/order-key';
+import { compareOrder, type OrderFields } from '../../../core/order-key';
 import { TaskStatus, type Task } from '../../../core/task';
 import { encodeCursor, positionAfter, searchPage, type QueryPosition, type ResolvedTaskQuery, type TaskPage } from '../../../core/task-query';
 import { q, type StoreContext } from '../context';
 import type { Exec } from '../db';
-import { chunks, num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
+import { ORDER_COLUMNS, orderOfRow, orderTuple } from '../order-columns';
+import { chunks, num, rowToTask, TASK_COLUMNS } from '../rows';
 import { statusSources } from './by-status';
 import { pendingLanes, smallReads } from './pending-lanes';
 import { join, list, raw, sql, type Sql } from './sql';
 
-const ORDER = 'k1, k2, run_at, created_at, seq';
+const ORDER = ORDER_COLUMNS;
 
 /**
  * query (core/task-query.ts), every read an index range that starts at the cursor, reads only
@@ -76,10 +77,7 @@ async function pendingPage(x: Exec, c: StoreContext, query: ResolvedTaskQuery, n
   const out: Task[] = [];
   if (p === null || p.phase === 'due') {
     let after = sql``;
-    if (p !== null) {
-      const { k1, k2 } = orderColumns(p.after.priority, p.after.runAt, c.aging);
-      after = sql` AND (${raw(ORDER)}) > (${c.big(k1)}, ${c.big(k2)}, ${p.after.runAt}, ${p.after.createdAt}, ${p.after.seq})`;
-    }
+    if (p !== null) after = sql` AND (${raw(ORDER)}) > ${orderTuple(c, p.after)}`;
     const f = filters(query, true);
     const lanes = await laneKeysFor(x, c, query, now);
     // the best `want` keys of the lanes and of the due staged tasks (narrow rows, one ORDER BY
@@ -131,17 +129,6 @@ function scansUnindexed(c: StoreContext, q: ResolvedTaskQuery): boolean {
 const LANE_BUDGET = 64;
 const LATER_BUDGET = 2000;
 
-type Key = [bigint, bigint, number, number, number];
-
-function keyOf(r: Record<string, unknown>): Key {
-  return [BigInt(String(r.k1)), BigInt(String(r.k2)), num(r.run_at), num(r.created_at), num(r.seq)];
-}
-
-function compareKeys(a: Key, b: Key): number {
-  for (let i = 0; i < 5; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-  return 0;
-}
-
 /**
  * A pending page filtered by the type (or by priority under aging): each lane reads at most
  * LANE_BUDGET keys after the cursor, with the filter as a flag; a lane that read its whole
@@ -158,39 +145,37 @@ async function budgetedPendingPage(x: Exec, c: StoreContext, query: ResolvedTask
   const ok = sql`CASE WHEN 1 = 1${filters(query)} THEN 1 ELSE 0 END`;
   const ids: string[] = [];
   let stop: QueryPosition | null = null;
+  const compareKeys = (a: OrderFields, b: OrderFields) => compareOrder(a, b, c.aging);
   if (p === null || p.phase === 'due') {
     let after = sql``;
-    if (p !== null) {
-      const { k1, k2 } = orderColumns(p.after.priority, p.after.runAt, c.aging);
-      after = sql` AND (${raw(ORDER)}) > (${c.big(k1)}, ${c.big(k2)}, ${p.after.runAt}, ${p.after.createdAt}, ${p.after.seq})`;
-    }
+    if (p !== null) after = sql` AND (${raw(ORDER)}) > ${orderTuple(c, p.after)}`;
     const budget = Math.max(want, LANE_BUDGET);
     // rd: which read a row comes from (a lane's, or the due staged tasks' across lanes)
-    const cols = (rd: number, flag: Sql) => sql`SELECT ${raw(String(rd))} AS rd, id, ${raw(ORDER)}, ${flag} AS ok FROM ${T}`;
+    const cols = (rd: number, flag: Sql) => sql`SELECT ${raw(String(rd))} AS rd, id, priority, ${raw(ORDER)}, ${flag} AS ok FROM ${T}`;
     const pending = sql`queue = ${c.queue} AND status = 'PENDING_SUBMIT'`;
     const lanes = await laneKeysFor(x, c, query, now);
     const reads: Sql[] = lanes.map(
       (lane, i) => sql`SELECT * FROM (${cols(i, okInLane)} WHERE ${pending} AND staged = 0 AND lane_key = ${lane}${after} ORDER BY ${raw(ORDER)} LIMIT ${raw(String(budget))}) l${raw(String(i))}`,
     );
     reads.push(sql`SELECT * FROM (${cols(lanes.length, ok)} WHERE ${pending} AND staged = 1 AND run_at <= ${now}${after} ORDER BY ${raw(ORDER)} LIMIT ${raw(String(budget))}) st`);
-    const rows: Array<{ group: string; id: string; key: Key; ok: boolean }> = [];
+    const rows: Array<{ group: string; id: string; key: OrderFields; ok: boolean }> = [];
     for (const part of chunks(reads, 200)) {
-      for (const r of await q(x, join(part, ' UNION ALL '))) rows.push({ group: String(num(r.rd)), id: String(r.id), key: keyOf(r), ok: num(r.ok) === 1 });
+      for (const r of await q(x, join(part, ' UNION ALL '))) rows.push({ group: String(num(r.rd)), id: String(r.id), key: orderOfRow(r), ok: num(r.ok) === 1 });
     }
     // the frontier: the lowest last key of a read that used its whole budget
-    const perRead = new Map<string, { n: number; last: Key }>();
+    const perRead = new Map<string, { n: number; last: OrderFields }>();
     for (const r of rows) {
       const cur = perRead.get(r.group) ?? { n: 0, last: r.key };
       cur.n++;
       if (compareKeys(r.key, cur.last) > 0) cur.last = r.key;
       perRead.set(r.group, cur);
     }
-    let frontier: Key | null = null;
+    let frontier: OrderFields | null = null;
     for (const v of perRead.values()) if (v.n >= budget && (frontier === null || compareKeys(v.last, frontier) < 0)) frontier = v.last;
     const found = rows.filter((r) => r.ok && (frontier === null || compareKeys(r.key, frontier) <= 0)).sort((a, b) => compareKeys(a.key, b.key));
     ids.push(...found.slice(0, want).map((r) => r.id));
     if (frontier !== null && ids.length < want) {
-      stop = { phase: 'due', after: { priority: -Number(frontier[1]), runAt: frontier[2], createdAt: frontier[3], seq: frontier[4] } };
+      stop = { phase: 'due', after: frontier };
     }
   }
   const tasks = await tasksByIds(x, c, ids);

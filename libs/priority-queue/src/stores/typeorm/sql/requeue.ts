@@ -3,7 +3,8 @@ import { Messages } from '../../../core/messages';
 import { isRetryable, RETRYABLE_STATUSES } from '../../../core/requeue';
 import { TaskStatus, type Transition } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
-import { num, orderColumns, rowToTask, TASK_COLUMNS } from '../rows';
+import { orderColumns } from '../order-columns';
+import { num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { notifyArgs } from './limits';
 import { keyColumn, keyOf } from './row-key';
@@ -29,7 +30,7 @@ export async function requeue(c: StoreContext, id: string): Promise<Transition> 
     const from = String(r.status) as TaskStatus;
     if (!isRetryable(from)) throw new InvalidStateError(Messages.cannotRetry(id, from));
     const now = await c.now(x);
-    const { k1, k2 } = orderColumns(num(r.priority), now, c.aging);
+    const { k1, k2 } = orderColumns({ priority: num(r.priority), runAt: now }, c.aging);
     const changed = await run(
       x,
       sql`UPDATE ${T} SET status = 'PENDING_SUBMIT', staged = 1, run_at = ${now}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)},
