@@ -31,7 +31,29 @@ interface Internals {
 function open(agingIntervalMs?: number): { h: Harness; store: MemoryTaskStore; inner: Internals } {
   const clock = new ManualClock(T0);
   const store = new MemoryTaskStore({ clock, agingIntervalMs });
-  return { h: new Harness(store, clock), store, inner: store as unknown as Internals };
+  return { h: new Harness(store, clock), store, inner: internals(store) };
+}
+
+/** The state of the store's rooms (task-lifecycle.ts: scheduler, timers, counts). */
+function internals(store: MemoryTaskStore): Internals {
+  type Rooms = Pick<Internals, 'tasks' | 'byIdempotencyKey'> & {
+    scheduler: Pick<Internals, 'ready' | 'lanes' | 'accounts' | 'tenants' | 'ckeys' | 'rateParked'>;
+    timers: Pick<Internals, 'expiredPollLeases'>;
+    counts: Pick<Internals, 'buckets'>;
+  };
+  const r = store as unknown as Rooms;
+  return {
+    ready: r.scheduler.ready,
+    lanes: r.scheduler.lanes,
+    accounts: r.scheduler.accounts,
+    tenants: r.scheduler.tenants,
+    ckeys: r.scheduler.ckeys,
+    buckets: r.counts.buckets,
+    tasks: r.tasks,
+    byIdempotencyKey: r.byIdempotencyKey,
+    rateParked: r.scheduler.rateParked,
+    expiredPollLeases: r.timers.expiredPollLeases,
+  };
 }
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));

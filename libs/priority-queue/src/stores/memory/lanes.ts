@@ -1,3 +1,4 @@
+import type { LaneRoom, ProviderRoom, SlotRoom } from '../../core/lane-admission';
 import { LaneQueue } from './lane-queue';
 import type { LaneKeys, TaskTable } from './task-table';
 
@@ -12,7 +13,7 @@ export const LANE_READY = 1;
 export const LANE_PARKED = 2;
 
 /** A provider: pause, rate (GCRA state) and in-flight count for stats. Kept for the store's life. */
-export class ProviderState {
+export class ProviderState implements ProviderRoom {
   paused = false;
   qps: number | null = null;
   burst: number | null = null;
@@ -31,10 +32,11 @@ export class ProviderState {
 }
 
 /** A counted resource: an account, a tenant or a concurrency key. */
-export class SlotState {
+export class SlotState implements SlotRoom {
   /** Effective limit; null = unlimited. */
   limit: number | null = null;
-  inFlight = 0;
+  /** Tasks holding a slot (SUBMITTING, SUBMITTED, RUNNING). */
+  inUse = 0;
   /** Lanes referencing this resource; the state is dropped when it reaches 0. */
   refs = 0;
   readonly parked = new Set<Lane>();
@@ -47,7 +49,7 @@ export class SlotState {
   ) {}
 
   hasRoom(): boolean {
-    return this.limit === null || this.inFlight < this.limit;
+    return this.limit === null || this.inUse < this.limit;
   }
 }
 
@@ -66,6 +68,8 @@ export class Lane {
   hk2 = 0;
   hk3 = 0;
   hrank = 0;
+  /** The lane's limits as core's admission rule reads them (core/lane-admission.ts). */
+  readonly room: LaneRoom;
 
   constructor(
     /** laneKey() of the admission keys. */
@@ -83,6 +87,7 @@ export class Lane {
     tie: (a: number, b: number) => number,
   ) {
     this.heap = new LaneQueue(table, tie);
+    this.room = { provider, account, tenant, concurrencyKey: ckey };
   }
 }
 

@@ -18,7 +18,7 @@ export interface ScanContext {
   readonly statusIndex: StatusIndex;
   readonly order: OrderMode;
   readonly agingIntervalMs: number;
-  /** The due PENDING_SUBMIT tasks per priority, by (runAt, seq) (memory-task-store.ts buckets); current as of `now`. */
+  /** The due PENDING_SUBMIT tasks per priority, by (runAt, seq) (pending-stats.ts buckets); current as of `now`. */
   readonly buckets: ReadonlyMap<number, { readonly queue: BucketQueue }>;
   /** Whether the store has fair share (DESIGN §7): the fair tag follows the priority in the order. */
   readonly fair: boolean;
