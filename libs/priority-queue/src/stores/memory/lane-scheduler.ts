@@ -32,7 +32,7 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
   /** Providers with rate-parked lanes, waiting for their retryAt. */
   private readonly rateParked = new Set<ProviderState>();
   /** Queue tokens (task-table.ts Q_TOK) of the heads taken by the running claim, in claim order. */
-  private tokens: number[] = [];
+  private tokens: number[] = NO_CLAIM;
 
   constructor(
     private readonly t: TaskTable,
@@ -51,7 +51,7 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
   claim(limit: number, now: number, slots: number[], tokens: number[]): void {
     this.tokens = tokens;
     claimFromLanes(this, limit, now, slots);
-    this.tokens = [];
+    this.tokens = NO_CLAIM;
   }
 
   first(): Lane | null {
@@ -304,6 +304,9 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
     if (st.parked.size > 0 && st.hasRoom()) this.unpark(st.parked);
   }
 }
+
+/** `tokens` outside a claim: take() is only called by one. */
+const NO_CLAIM: number[] = Object.freeze([]) as unknown as number[];
 
 function countsOf(map: Map<string, SlotState>): Record<string, number> {
   const out: Record<string, number> = {};
