@@ -70,7 +70,8 @@ end
 local function taskOf(id) return redis.call('HGETALL', dk('task', id)) end
 
 -- Order key: byte-for-byte core/order-key.ts encodeOrderKey (fixed-width hex, lexicographic =
--- DESIGN §2 order; the parts are core's orderParts, each as its ENCODING says). All arithmetic stays exact on doubles: 64-bit values are two 32-bit limbs.
+-- DESIGN §2 order; the parts are core's orderParts, each ORDER_KEY_WIDTHS wide). All arithmetic
+-- stays exact on doubles: 64-bit values are two 32-bit limbs.
 local TWO32 = 4294967296
 local TWO52 = 4503599627370496
 local function hex14(v)
