@@ -34,14 +34,14 @@ function open(agingIntervalMs?: number): { h: Harness; store: MemoryTaskStore; i
   return { h: new Harness(store, clock), store, inner: internals(store) };
 }
 
-/** The state of the store's rooms (task-lifecycle.ts: scheduler, timers, counts). */
+/** The state of the store's rooms (its TaskLifecycle, task-lifecycle.ts: scheduler, timers, counts). */
 function internals(store: MemoryTaskStore): Internals {
   type Rooms = Pick<Internals, 'tasks' | 'byIdempotencyKey'> & {
     scheduler: Pick<Internals, 'ready' | 'lanes' | 'accounts' | 'tenants' | 'ckeys' | 'rateParked'>;
     timers: Pick<Internals, 'expiredPollLeases'>;
     counts: Pick<Internals, 'buckets'>;
   };
-  const r = store as unknown as Rooms;
+  const r = (store as unknown as { m: Rooms }).m;
   return {
     ready: r.scheduler.ready,
     lanes: r.scheduler.lanes,

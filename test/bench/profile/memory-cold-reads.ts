@@ -32,7 +32,7 @@ async function coldReadNs(pending: number, context: Context): Promise<number> {
   const store = new MemoryTaskStore();
   await store.init();
   for (let i = 0; i < pending; i += 10_000) await store.create(Array.from({ length: Math.min(10_000, pending - i) }, newTask));
-  const table = (store as unknown as { t: TaskTable }).t;
+  const table = (store as unknown as { m: { t: TaskTable } }).m.t; // the store's TaskLifecycle holds the table
   const times: number[] = [];
   let sink = 0;
   for (let b = 0; b < BATCHES; b++) {

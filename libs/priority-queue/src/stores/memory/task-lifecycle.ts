@@ -92,41 +92,41 @@ export function inFlightCode(sc: number): boolean {
  * lanes and limits (lane-scheduler.ts), the timers (timers.ts: delayed tasks, deadlines,
  * leases, polls), the counts of stats() (pending-stats.ts), the PENDING_SUBMIT tasks
  * (pending-tasks.ts) and the history. The port's methods
- * are in memory-task-store.ts, which extends this class; everything here is atomic by running
+ * are in memory-task-store.ts, whose store holds one of these; everything here is atomic by running
  * in one turn of the event loop.
  */
-export abstract class TaskLifecycle {
+export class TaskLifecycle {
   readonly agingIntervalMs: number;
   readonly historyLimit: number;
   /** DESIGN §7 fair share (fixed for the store's life) and deadline boosts: policy-state.ts. */
   readonly fairness: Fairness | null;
   readonly policies: StorePolicies = { fairness: true, boost: true };
   /** Queue name in messages (memoryStore() gives it). */
-  protected readonly queue: string;
-  protected readonly policy: PolicyState;
-  protected readonly clock: Clock;
-  protected readonly order: OrderMode;
-  protected closed = false;
+  readonly queue: string;
+  readonly policy: PolicyState;
+  readonly clock: Clock;
+  readonly order: OrderMode;
+  closed = false;
 
-  protected readonly t = new TaskTable(randomUUID().slice(0, 8) + '-');
+  readonly t = new TaskTable(randomUUID().slice(0, 8) + '-');
   /** Slot of each task id. */
-  protected readonly tasks = new IdIndex();
+  readonly tasks = new IdIndex();
   /** Slot of the task holding each idempotency key, and the fingerprint of its payload (core/idempotency.ts). */
-  protected readonly byIdempotencyKey = new Map<string, { slot: number; fingerprint: string }>();
-  protected readonly statusIndex = new StatusIndex();
-  protected readonly scheduler: LaneScheduler;
-  protected readonly timers: Timers;
-  protected readonly counts: PendingStats;
-  protected readonly pending: PendingTasks;
-  protected readonly finished = new FinishedHeap();
+  readonly byIdempotencyKey = new Map<string, { slot: number; fingerprint: string }>();
+  readonly statusIndex = new StatusIndex();
+  readonly scheduler: LaneScheduler;
+  readonly timers: Timers;
+  readonly counts: PendingStats;
+  readonly pending: PendingTasks;
+  readonly finished = new FinishedHeap();
   /** Per-task history (history-log.ts); null when historyLimit is 0. */
-  protected readonly history_: HistoryLog | null;
+  readonly history_: HistoryLog | null;
   private seq = 0;
   /** Latest createdAt so far (creation ranks, see order-mode.ts). */
   private maxCreatedAt = -Infinity;
   /** Number of the last lease handed out (task-table.ts LEASE_ID), below LEASE_NUMBERS. */
   private leaseCounter = 0;
-  protected readonly listeners = new Set<() => void>();
+  readonly listeners = new Set<() => void>();
   private notifyPending = false;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
@@ -149,7 +149,7 @@ export abstract class TaskLifecycle {
   }
 
   /** Creates one task (or finds its idempotency key) at `now`; `batch` and `index` for the all-or-none undo. */
-  protected insert(input: NewTask, now: number, batch: CreateResult[] | undefined, index: number): CreateResult {
+  insert(input: NewTask, now: number, batch: CreateResult[] | undefined, index: number): CreateResult {
     const t = this.t;
     if (input.idempotencyKey !== null) {
       const existing = this.byIdempotencyKey.get(input.idempotencyKey);
@@ -218,14 +218,14 @@ export abstract class TaskLifecycle {
   }
 
   /** What the task holding an idempotency key was created with (for checkIdempotentBatch). */
-  protected readonly storedScope = (key: string): (IdempotencyScope & { id: string }) | undefined => {
+  readonly storedScope = (key: string): (IdempotencyScope & { id: string }) | undefined => {
     const e = this.byIdempotencyKey.get(key);
     if (e === undefined) return undefined;
     const t = this.t;
     return { id: t.id(e.slot), type: t.ref<string>(e.slot, TYPE), tenantId: t.ref<LaneKeys>(e.slot, KEYS).tenantId, payloadFingerprint: e.fingerprint };
   };
 
-  protected scan(): ScanContext {
+  scan(): ScanContext {
     const policy = this.policy;
     return {
       t: this.t,
@@ -238,7 +238,7 @@ export abstract class TaskLifecycle {
     };
   }
 
-  protected assertOpen(): void {
+  assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
   }
 
@@ -247,7 +247,7 @@ export abstract class TaskLifecycle {
    * id map kept the old slot. Free the new slot `s`, undo the tasks created by the earlier
    * inputs, and throw.
    */
-  protected rejectTakenId(s: number, lane: Lane, out: CreateResult[] | undefined, end: number): never {
+  rejectTakenId(s: number, lane: Lane, out: CreateResult[] | undefined, end: number): never {
     const t = this.t;
     const id = t.id(s);
     t.release(s);
@@ -281,7 +281,7 @@ export abstract class TaskLifecycle {
    * own fence finds its slot without a lookup in the id map; the slot counts only when it holds
    * that very id (else, e.g. a foreign or forged lease id, the id map decides as usual).
    */
-  protected fenced(fence: Fence): number {
+  fenced(fence: Fence): number {
     const t = this.t;
     let s = slotOfLease(fence.leaseId);
     if (s < 0 || s >= t.size || t.id(s) !== fence.id) {
@@ -293,17 +293,17 @@ export abstract class TaskLifecycle {
     return s;
   }
 
-  protected expectStatus(s: number, operation: string, ...codes: number[]): void {
+  expectStatus(s: number, operation: string, ...codes: number[]): void {
     if (!codes.includes(this.t.byte(s, SC))) throw new InvalidStateError(Messages.invalidState(this.t.id(s), this.t.status(s), operation));
   }
 
-  protected touch(s: number, now: number): void {
+  touch(s: number, now: number): void {
     const t = this.t;
     t.setInt(s, VERSION, t.int(s, VERSION) + 1);
     t.setNum(s, UPDATED_AT, now);
   }
 
-  protected setStatus(s: number, sc: number, now: number): void {
+  setStatus(s: number, sc: number, now: number): void {
     const t = this.t;
     const from = t.byte(s, SC);
     t.setByte(s, SC, sc);
@@ -315,7 +315,7 @@ export abstract class TaskLifecycle {
   }
 
   /** Due PENDING_SUBMIT tasks past their deadline become TIMED_OUT (no admission, no token). */
-  protected timeOutDue(now: number): Task[] {
+  timeOutDue(now: number): Task[] {
     const t = this.t;
     const heap = this.timers.dueDeadlines;
     const out: Task[] = [];
@@ -327,7 +327,7 @@ export abstract class TaskLifecycle {
   }
 
   /** A PENDING_SUBMIT task takes another priority (changePriority, a boost): every index, re-tagged there, version + 1. */
-  protected reprioritize(s: number, priority: number, now: number): void {
+  reprioritize(s: number, priority: number, now: number): void {
     this.pending.leave(s);
     this.t.setInt(s, PRIORITY, priority);
     this.policy.retag(s, priority, this.scheduler.limits);
@@ -338,12 +338,12 @@ export abstract class TaskLifecycle {
   // ---- leases and the moves out of a claim
 
   /** The task left SUBMITTING / SUBMITTED / RUNNING: its slots go back to its limits. */
-  protected freeSlots(lane: Lane): void {
+  freeSlots(lane: Lane): void {
     this.scheduler.freeSlots(lane);
     this.notify();
   }
 
-  protected setLease(s: number, owner: string, leaseMs: number, now: number, kind: number): void {
+  setLease(s: number, owner: string, leaseMs: number, now: number, kind: number): void {
     const t = this.t;
     this.timers.dropLease(s);
     t.setRef(s, LEASE_OWNER, owner);
@@ -352,7 +352,7 @@ export abstract class TaskLifecycle {
     this.timers.pushLease(s, now + leaseMs, kind);
   }
 
-  protected clearLease(s: number): void {
+  clearLease(s: number): void {
     const t = this.t;
     this.timers.dropLease(s);
     t.setRef(s, LEASE_OWNER, null);
@@ -360,7 +360,7 @@ export abstract class TaskLifecycle {
     t.setNum(s, LEASE_UNTIL, NaN);
   }
 
-  protected expirePollLease(s: number, now: number, out: Transition[]): void {
+  expirePollLease(s: number, now: number, out: Transition[]): void {
     const t = this.t;
     this.clearLease(s);
     const deadlineAt = t.num(s, DEADLINE_AT);
@@ -376,7 +376,7 @@ export abstract class TaskLifecycle {
   }
 
   /** A SUBMITTING task whose lease expired (port: recoverExpired): a failed attempt whatever comes next. */
-  protected recoverSubmit(s: number, now: number): void {
+  recoverSubmit(s: number, now: number): void {
     const t = this.t;
     const attempts = t.int(s, ATTEMPTS) + 1;
     t.setInt(s, ATTEMPTS, attempts);
@@ -388,7 +388,7 @@ export abstract class TaskLifecycle {
   }
 
   /** SUBMITTING -> PENDING_SUBMIT (retry, release, lost submit): slots freed, back in the order by its runAt. */
-  protected backToPending(s: number, now: number): void {
+  backToPending(s: number, now: number): void {
     this.clearLease(s);
     this.setStatus(s, SC_PENDING, now);
     this.freeSlots(this.t.ref<Lane>(s, LANE));
@@ -396,7 +396,7 @@ export abstract class TaskLifecycle {
   }
 
   /** Any non-terminal status -> terminal (code `sc`): out of every index, slots freed once, lease and nextPollAt cleared. */
-  protected finish(s: number, sc: number, now: number): void {
+  finish(s: number, sc: number, now: number): void {
     const t = this.t;
     const cur = t.byte(s, SC);
     const wasInFlight = inFlightCode(cur);
@@ -416,7 +416,7 @@ export abstract class TaskLifecycle {
     this.scheduler.releaseLane(lane);
   }
 
-  protected notify(): void {
+  notify(): void {
     if (this.notifyPending || this.listeners.size === 0) return;
     this.notifyPending = true;
     setImmediate(() => {
