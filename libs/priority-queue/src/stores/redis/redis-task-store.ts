@@ -45,7 +45,8 @@ import {
   taskOfHashReply,
 } from './codec';
 import { KEY_LAYOUT, queueKeys, type QueueKeys } from './keys';
-import { LeaseCache, type LeasedTask } from './lease-cache';
+import { LeaseCache, type Leased } from '../shared/lease-cache';
+import { TurnBatcher } from '../shared/turn-batcher';
 import { READ_ONLY_SCRIPTS, loadScripts, luaScripts, runScript, type ReplicaWait, type ScriptName } from './scripts';
 import { WakeSubscriptions } from './wake-subscriptions';
 import { assertRedisConnection, type RedisConnection } from './connection-check';
@@ -80,8 +81,15 @@ interface PendingComplete {
   error: string;
   /** A failed submit attempt: attempts + 1. */
   attempt: boolean;
-  resolve(task: Task): void;
-  reject(error: unknown): void;
+}
+
+/**
+ * A task this store handed out under a lease, as the server holds it: its hash and the decoded
+ * task (read only: its admission keys go into the complete instead of being read by the script).
+ */
+interface LeasedTask extends Leased {
+  hash: Record<string, string>;
+  task: Task;
 }
 
 /** historyLimit of a Redis store without the option: none (see RedisTaskStore.historyLimit). */
@@ -113,12 +121,15 @@ export class RedisTaskStore implements TaskStore {
   private readonly wakes: WakeSubscriptions;
   private initialized: Promise<void> | null = null;
   private closed = false;
-  /** Hashes of the tasks handed out under a lease (see lease-cache.ts). */
-  private readonly leased = new LeaseCache();
-  /** Completes gathered during this event-loop turn, sent as one script call. */
-  private completes: PendingComplete[] = [];
-  private completeFlush: NodeJS.Immediate | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Hashes of the tasks handed out under a lease (shared/lease-cache.ts). */
+  private readonly leased = new LeaseCache<LeasedTask>();
+  /** Completes of one event-loop turn, sent as one script call. */
+  private readonly completes = new TurnBatcher<PendingComplete, Task>({
+    maxBatch: MAX_COMPLETE_BATCH,
+    keyOf: (c) => c.fence.id,
+    send: (batch) => this.sendCompletes(batch),
+    onFailure: (e, c) => this.mapError(e, 'complete', c.fence.id),
+  });
   /**
    * Transitions kept per task (history()); 0 = none, the default here: history costs the Redis
    * server about 5% more CPU per drained task (docs/BENCHMARKS.md). Set it (e.g. 20) for a
@@ -161,12 +172,7 @@ export class RedisTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.completeFlush) {
-      clearImmediate(this.completeFlush);
-      this.completeFlush = null;
-    }
-    while (this.completes.length) this.flushCompletes();
-    await Promise.all([...this.inFlight]);
+    await this.completes.drain();
     this.closed = true;
     this.leased.clear();
     await this.wakes.closeAll();
@@ -268,7 +274,7 @@ export class RedisTaskStore implements TaskStore {
         h.updatedAt = now;
         h.version = String(Number(h.version) + 1);
         const task = decodeHash(h);
-        this.leased.set(task.id, h, task);
+        this.leased.set(task.id, { hash: h, task, leaseId: h.leaseId, version: task.version });
         return task;
       }),
       timedOut: timedOut.map(decodeTask),
@@ -315,18 +321,12 @@ export class RedisTaskStore implements TaskStore {
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.assertOpen();
     const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
-    return new Promise<Task>((resolve, reject) => {
-      this.completes.push({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true, resolve, reject });
-      this.completeFlush ??= setImmediate(() => {
-        this.completeFlush = null;
-        while (this.completes.length) this.flushCompletes();
-      });
-    });
+    return this.completes.add({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true });
   }
 
-  private flushCompletes(): void {
-    const batch = this.completes.splice(0, MAX_COMPLETE_BATCH);
-    const known = batch.map((c) => this.leased.match(c.fence.id, c.fence.leaseId, c.fence.version));
+  /** One `complete` script call for a batch; a task this store handed out sends its admission keys. */
+  private async sendCompletes(batch: readonly PendingComplete[]): Promise<Array<Task | Promise<Task>>> {
+    const known = batch.map((c) => this.leased.match(c.fence));
     const args: string[] = [String(batch.length)];
     batch.forEach((c, i) => {
       args.push(c.fence.id, c.fence.leaseId, String(c.fence.version));
@@ -344,25 +344,16 @@ export class RedisTaskStore implements TaskStore {
         args.push('');
       }
     });
-    const done = this.run('complete', args).then(
-      (reply) => {
-        const [now, ...listed] = reply as [string, ...Array<number | string | Flat>];
-        const rows = new Map<number, string | Flat>();
-        for (let j = 0; j < listed.length; j += 2) rows.set(Number(listed[j]), listed[j + 1] as string | Flat);
-        batch.forEach((c, i) => {
-          try {
-            c.resolve(this.completed(c, rows.get(i + 1) ?? 1, known[i], now));
-          } catch (e) {
-            c.reject(e);
-          }
-        });
-      },
-      (e) => {
-        for (const c of batch) c.reject(this.mapError(e, 'complete', c.fence.id));
-      },
-    );
-    this.inFlight.add(done);
-    void done.finally(() => this.inFlight.delete(done));
+    const [now, ...listed] = (await this.run('complete', args)) as [string, ...Array<number | string | Flat>];
+    const rows = new Map<number, string | Flat>();
+    for (let j = 0; j < listed.length; j += 2) rows.set(Number(listed[j]), listed[j + 1] as string | Flat);
+    return batch.map((c, i) => {
+      try {
+        return this.completed(c, rows.get(i + 1) ?? 1, known[i], now);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    });
   }
 
   /** One complete's reply: the task as written, or the error the script reported for it. */
@@ -542,7 +533,7 @@ export class RedisTaskStore implements TaskStore {
   private remember(flat: Flat): Task {
     const h = hashToObject(flat);
     const task = decodeHash(h);
-    if (task.leaseId !== null) this.leased.set(task.id, h, task);
+    if (task.leaseId !== null) this.leased.set(task.id, { hash: h, task, leaseId: task.leaseId, version: task.version });
     else this.leased.delete(task.id);
     return task;
   }

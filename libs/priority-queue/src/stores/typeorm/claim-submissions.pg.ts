@@ -12,7 +12,7 @@ import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
  * (schema/postgres/1-claim.sql) runs the whole claim of claim-submissions.ts server-side in the
  * statement's own transaction (advisory queue lock until its COMMIT) and returns the claimed
  * and timed-out rows plus the next wake-up. Each claimed row comes with its ctid, kept with the
- * row in the lease cache for the task's complete (pg-lease-cache.ts).
+ * row in the lease cache for the task's complete (context.ts LeasedRow).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
   const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
@@ -50,7 +50,7 @@ function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string
       r.lease_until = now + req.leaseMs;
       r.updated_at = now;
       claimed.push(rowToTask(r));
-      if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), r, String(r.tid));
+      if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), { row: r, ctid: String(r.tid), leaseId: String(r.lease_id), version: num(r.version) });
     } else timedOut.push(rowToTask(r));
   }
   const cmp = (x: Task, y: Task) => compareOrder(x, y, c.aging);

@@ -2,14 +2,27 @@ import type { Clock } from '../../core/task-store.port';
 import type { Db, Exec, Row } from './db';
 import type { Dialect } from './dialects/dialect';
 import type { PgDirect } from './pg-direct';
-import { PgLeaseCache } from './pg-lease-cache';
+import { LeaseCache, type Leased } from '../shared/lease-cache';
 import type { TableNames } from './names';
 import { Sql } from './sql/sql';
 
+/**
+ * PostgreSQL (schema v3): a task this store claimed, as the claim's UPDATE wrote it, kept until its
+ * complete, so that a batch of completes sends each row's ctid instead of making the server find
+ * it by the id index, and gets back only the id and the time written instead of the whole row
+ * (sql/complete-batch.ts; the server re-checks the fence, the id and the ctid: a row that moved
+ * since is sent again the long way).
+ */
+export interface LeasedRow extends Leased {
+  row: Row;
+  /** The row version's ctid ("(page,item)"): the complete finds it by a TID scan. */
+  ctid: string;
+}
+
 /** What every query file needs: the connection, the dialect, table names, queue and ordering mode. */
 export class StoreContext {
-  /** PostgreSQL: tasks this store claimed, for its completes (pg-lease-cache.ts). */
-  readonly leased = new PgLeaseCache();
+  /** PostgreSQL: tasks this store claimed, for their completes (LeasedRow). */
+  readonly leased = new LeaseCache<LeasedRow>();
   /** Transitions each task created by this store keeps (`history_limit`); 0 = none. */
   historyLimit = 0;
 

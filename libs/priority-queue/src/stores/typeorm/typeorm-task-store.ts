@@ -167,6 +167,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.completer?.drain();
     const l = this.listener;
     this.listener = null;
     await l?.close();

@@ -5,7 +5,8 @@ import { q, run, type StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
 import { laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { PG_TASK_RESULT, pgCompleteLeasedFunctionName } from '../schema/pg-functions';
-import type { LeasedRow } from '../pg-lease-cache';
+import type { LeasedRow } from '../context';
+import { TurnBatcher } from '../../shared/turn-batcher';
 import { fencedWrite, whyRejected } from './fenced-write';
 import { join, list, raw, sql } from './sql';
 
@@ -13,8 +14,6 @@ interface Pending {
   fence: Fence;
   outcome: CompletionOutcome;
   now: number | null;
-  resolve(t: Task): void;
-  reject(e: unknown): void;
 }
 
 const MAX_BATCH = 500;
@@ -55,77 +54,42 @@ export function completeOne(c: StoreContext, fence: Fence, outcome: CompletionOu
 }
 
 /**
- * complete() on PostgreSQL and MySQL, gathered: the calls made during one event-loop turn (a
- * worker's handlers finishing together) go to the server together instead of one round trip
- * (MySQL: four) each. PostgreSQL: ONE call of `<prefix>complete_leased` (schema/postgres/1-complete-leased.sql).
- * MySQL: one short transaction: the rows read FOR UPDATE, fences checked, one UPDATE joined to
- * the batch as JSON_TABLE (eq_ref on the id index), one INSERT of their `releases`. Every task is still its own fenced
- * write with its own result (a stale fence rejects only that call); the clock is read per call
- * when a test clock is injected. A second call for the same task waits for the next batch.
- * If a batch fails as a whole, its calls are retried one by one, so an error reaches only
- * the calls it belongs to.
+ * complete() on PostgreSQL and MySQL, gathered per event-loop turn (shared/turn-batcher.ts: a
+ * worker's handlers finishing together make one round trip instead of one each, MySQL: four).
+ * PostgreSQL: ONE call of `<prefix>complete_leased` (schema/postgres/1-complete-leased.sql). MySQL: one short
+ * transaction: the rows read FOR UPDATE, fences checked, one UPDATE joined to the batch as
+ * JSON_TABLE (eq_ref on the id index), one INSERT of their `releases`. Every task is still its
+ * own fenced write with its own result (a stale fence rejects only that call); the clock is read
+ * per call when a test clock is injected. A batch that fails as a whole is sent again call by
+ * call, so an error reaches only the calls it belongs to (a deadlock, one bad row).
  */
 export class CompleteBatcher {
-  private pending: Pending[] = [];
-  private scheduled = false;
+  private readonly batcher = new TurnBatcher<Pending, Task>({
+    maxBatch: MAX_BATCH,
+    keyOf: (p) => p.fence.id,
+    send: (items) => this.send(items),
+    onFailure: 'alone',
+  });
 
   constructor(private readonly c: StoreContext) {}
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
-    return new Promise<Task>((resolve, reject) => {
-      this.pending.push({ fence, outcome, now: this.c.clock ? this.c.clock.now() : null, resolve, reject });
-      this.schedule();
-    });
+    return this.batcher.add({ fence, outcome, now: this.c.clock ? this.c.clock.now() : null });
   }
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+  /** Sends what is gathered and waits for every batch in flight (close). */
+  drain(): Promise<void> {
+    return this.batcher.drain();
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const all = this.pending;
-    this.pending = [];
-    const ids = new Set<string>();
-    let batch: Pending[] = [];
-    for (const p of all) {
-      if (ids.has(p.fence.id)) {
-        this.pending.push(p); // the same task twice: the later call goes in the next batch
-        continue;
-      }
-      ids.add(p.fence.id);
-      batch.push(p);
-      if (batch.length === MAX_BATCH) {
-        void this.run(batch);
-        batch = [];
-        ids.clear();
-      }
-    }
-    if (batch.length > 0) void this.run(batch);
-    if (this.pending.length > 0) this.schedule();
-  }
-
-  private async run(items: Pending[]): Promise<void> {
-    let rows;
-    try {
-      rows = await this.send(items);
-    } catch (e) {
-      if (items.length === 1) items[0].reject(e);
-      else for (const p of items) void this.run([p]);
-      return;
-    }
+  /** One batch: each call's task as written, or why its fence was refused. */
+  private async send(items: readonly Pending[]): Promise<Array<Task | Promise<Task>>> {
+    const rows = await (this.c.d.kind === 'postgres' ? this.sendPgLeased(items) : this.sendMysql(items));
     const byId = new Map(rows.map((r) => [String(r.id), r]));
-    for (const p of items) {
+    return items.map((p) => {
       const r = byId.get(p.fence.id);
-      if (r) p.resolve(rowToTask(r));
-      else whyRejected(this.c, p.fence, { from: LIVE, op: 'complete' }).then(p.reject, p.reject);
-    }
-  }
-
-  private send(items: Pending[]): Promise<Row[]> {
-    return this.c.d.kind === 'postgres' ? this.sendPgLeased(items) : this.sendMysql(items);
+      return r ? rowToTask(r) : whyRejected(this.c, p.fence, { from: LIVE, op: 'complete' }).then((e) => Promise.reject(e));
+    });
   }
 
   /**
@@ -133,7 +97,7 @@ export class CompleteBatcher {
    * checked here, and only the matching rows written, so each call learns exactly whether its
    * own write happened; the rows returned are the read rows with the written values.
    */
-  private async sendMysql(items: Pending[]): Promise<Row[]> {
+  private async sendMysql(items: readonly Pending[]): Promise<Row[]> {
     const c = this.c;
     const T = raw(c.t.tasks);
     const want = new Map(items.map((p) => [p.fence.id, p]));
@@ -195,11 +159,11 @@ export class CompleteBatcher {
    * but those two, and the driver pays per column and row (row description, one object of all
    * columns per row): 32 columns cost about 1 µs of Node CPU per completed task.
    */
-  private async sendPgLeased(items: Pending[]): Promise<Row[]> {
+  private async sendPgLeased(items: readonly Pending[]): Promise<Row[]> {
     const c = this.c;
     const text = `SELECT f.o_kind, f.id, f.finished_at, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
       FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
-    const send = (batch: Pending[], cached: Array<LeasedRow | undefined>) =>
+    const send = (batch: readonly Pending[], cached: Array<LeasedRow | undefined>) =>
       this.pgCall(text, [
         c.queue,
         batch.map((p) => p.now),
@@ -212,7 +176,7 @@ export class CompleteBatcher {
         batch.map((p) => p.outcome.error ?? null),
         batch.map((p) => attemptOf(p.outcome)),
       ]);
-    const cached = items.map((p) => c.leased.match(p.fence.id, p.fence.leaseId, p.fence.version));
+    const cached = items.map((p) => c.leased.match(p.fence));
     const got = await send(items, cached);
     const out: Row[] = [];
     const byId = new Map<string, Row>();

@@ -1,0 +1,115 @@
+/**
+ * Calls made during one event-loop turn, sent to the store's server together (a worker's handlers
+ * finishing together become one round trip instead of one each). Used by the Redis and the SQL
+ * stores for complete(); the store says how a batch is sent, this says when, and gives every call
+ * its own answer (a call refused by the server rejects alone).
+ */
+export interface TurnBatcherOptions<I, R> {
+  /** Most items in one send; a turn with more sends several batches at once. */
+  maxBatch: number;
+  /**
+   * What an item writes (a task id): two items of one key never share a batch, the later one
+   * goes in the next turn's (a batched write may not name one row twice).
+   */
+  keyOf(item: I): string;
+  /**
+   * Sends one batch; resolves with one answer per item, in the items' order: its result, or a
+   * promise of it (a rejected one for an item the server refused). Rejects when the batch as a
+   * whole failed (then no item has an answer yet).
+   */
+  send(items: readonly I[]): Promise<ReadonlyArray<R | PromiseLike<R>>>;
+  /**
+   * A batch that failed as a whole: `'alone'` sends each item of a batch of several again on its
+   * own, so that an error reaches only the items it belongs to (a bad row, a deadlock); a
+   * function gives each item its error at once (a lost connection: sending again would only
+   * fail again).
+   */
+  onFailure: 'alone' | ((error: unknown, item: I) => unknown);
+}
+
+interface Waiting<I, R> {
+  item: I;
+  resolve(answer: R | PromiseLike<R>): void;
+  reject(error: unknown): void;
+}
+
+export class TurnBatcher<I, R> {
+  private pending: Array<Waiting<I, R>> = [];
+  private turn: NodeJS.Immediate | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: TurnBatcherOptions<I, R>) {}
+
+  /** Queues one item for this turn's batch; settles with its own answer. */
+  add(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Sends everything queued now, without waiting for the turn's end, and waits for every batch in flight. */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.turn) {
+        clearImmediate(this.turn);
+        this.turn = null;
+      }
+      if (this.pending.length > 0) this.flush();
+      else if (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+      else return;
+    }
+  }
+
+  /** Batches of at most maxBatch distinct keys; an item whose key is taken waits for the next turn. */
+  private flush(): void {
+    const all = this.pending;
+    this.pending = [];
+    const { maxBatch, keyOf } = this.options;
+    const keys = new Set<string>();
+    let batch: Array<Waiting<I, R>> = [];
+    for (const w of all) {
+      const key = keyOf(w.item);
+      if (keys.has(key)) {
+        this.pending.push(w);
+        continue;
+      }
+      keys.add(key);
+      batch.push(w);
+      if (batch.length === maxBatch) {
+        this.send(batch);
+        batch = [];
+        keys.clear();
+      }
+    }
+    if (batch.length > 0) this.send(batch);
+    if (this.pending.length > 0) this.schedule();
+  }
+
+  private schedule(): void {
+    this.turn ??= setImmediate(() => {
+      this.turn = null;
+      this.flush();
+    });
+  }
+
+  private send(batch: Array<Waiting<I, R>>): void {
+    const done = this.run(batch);
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  private async run(batch: Array<Waiting<I, R>>): Promise<void> {
+    let answers: ReadonlyArray<R | PromiseLike<R>>;
+    try {
+      answers = await this.options.send(batch.map((w) => w.item));
+    } catch (e) {
+      const onFailure = this.options.onFailure;
+      if (onFailure !== 'alone') for (const w of batch) w.reject(onFailure(e, w.item));
+      else if (batch.length === 1) batch[0].reject(e);
+      else await Promise.all(batch.map((w) => this.run([w])));
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) batch[i].resolve(answers[i]);
+  }
+}
