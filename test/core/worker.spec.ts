@@ -7,6 +7,7 @@ import {
   TaskEvents,
   TaskStatus,
   TaskTypeRegistry,
+  ValidationError,
   Worker,
   type TaskEvent,
   type TaskHandler,
@@ -316,9 +317,31 @@ describe('Worker with prefetch', () => {
   });
 
   it('rejects a negative or fractional prefetch', () => {
-    expect(() => setup({ run: () => undefined }, {}, { prefetch: -1 })).toThrow(/prefetch must be an integer >= 0/);
+    expect(() => setup({ run: () => undefined }, {}, { prefetch: -1 })).toThrow(/Invalid option prefetch = -1: expected an integer >= 0\./);
     expect(() => setup({ run: () => undefined }, {}, { prefetch: 1.5 })).toThrow(/prefetch/);
-    expect(() => setup({ run: () => undefined }, {}, { claimsInFlight: 0 })).toThrow(/claimsInFlight must be an integer >= 1/);
+    expect(() => setup({ run: () => undefined }, {}, { claimsInFlight: 0 })).toThrow(/Invalid option claimsInFlight = 0: expected an integer >= 1\./);
+  });
+
+  it('refuses every bad setting with a ValidationError naming it, timer periods a Node timer cannot hold included', () => {
+    const bad: Array<[string, number]> = [
+      ['concurrency', 0],
+      ['batchSize', 2.5],
+      ['leaseMs', 2 ** 31],
+      ['idlePollMs', 0],
+      ['recoverEveryMs', Number.NaN],
+      ['shutdownGraceMs', -1],
+      ['shutdownGraceMs', 2 ** 31],
+    ];
+    for (const [name, value] of bad) {
+      let err: unknown = null;
+      try {
+        setup({ run: () => undefined }, {}, { [name]: value });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as Error).message).toContain(`Invalid option ${name} = ${value}`);
+    }
   });
 });
 

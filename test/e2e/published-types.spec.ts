@@ -63,7 +63,7 @@ describe('published type declarations', () => {
     }
   }
 
-  const nest = ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'rxjs', 'reflect-metadata', 'class-validator', 'class-transformer', 'sorted-btree'];
+  const nest = ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'rxjs', 'reflect-metadata', 'class-validator'];
 
   it('the root entry compiles without prom-client, ioredis, typeorm or @nestjs/terminus installed', () => {
     const source = `

@@ -68,7 +68,7 @@ const BAD_SUBMITS: Array<[string, SubmitInput]> = [
   ['key of 256 characters', { type: 'job', tenantId: 'x'.repeat(256) }],
 ];
 
-/** Ids that get / cancel / changePriority refuse with a ValidationError. */
+/** Ids that every by-id operation of PriorityQueue refuses with a ValidationError. */
 const BAD_IDS: Array<[string, unknown]> = [
   ['null', null],
   ['undefined', undefined],
@@ -133,11 +133,12 @@ export function validationCases(ctx: ContractContext): void {
     await h.expectEmpty();
   });
 
-  it.each(BAD_IDS)('get / cancel / changePriority with %s as id -> ValidationError, nothing changed', async (_name, id) => {
+  it.each(BAD_IDS)('get / cancel / changePriority / retry / explain / history with %s as id -> ValidationError, nothing changed', async (_name, id) => {
     const h = await ctx.open();
     const queue = queueOn(h);
     const t = await queue.submit({ type: 'job', payload: { a: 1 } });
-    for (const call of [() => queue.get(id as string), () => queue.cancel(id as string), () => queue.changePriority(id as string, 5)]) {
+    const x = id as string;
+    for (const call of [() => queue.get(x), () => queue.cancel(x), () => queue.changePriority(x, 5), () => queue.retry(x), () => queue.explain(x), () => queue.history(x)]) {
       const err = await rejection(call());
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as Error).message).toMatch(/^Invalid task id: got .*Nothing was changed\.$/);
@@ -145,14 +146,15 @@ export function validationCases(ctx: ContractContext): void {
     expect(await h.all()).toEqual([t]);
   });
 
-  it('well-formed ids of no task (astral characters, quotes, glob and LIKE characters, 255 long): get null, cancel / changePriority TaskNotFoundError', async () => {
+  it('well-formed ids of no task (astral characters, quotes, glob and LIKE characters, 255 long, the shape of the ids the queue made): get null, the other by-id operations TaskNotFoundError', async () => {
     const h = await ctx.open();
     const queue = queueOn(h);
     const t = await queue.submit({ type: 'job' });
-    for (const id of ODD_IDS) {
+    for (const id of [...ODD_IDS, t.id.slice(0, 24) + 'fffffffffffe']) {
       expect(await queue.get(id)).toBeNull();
-      await expect(queue.cancel(id)).rejects.toBeInstanceOf(TaskNotFoundError);
-      await expect(queue.changePriority(id, 1)).rejects.toBeInstanceOf(TaskNotFoundError);
+      for (const call of [() => queue.cancel(id), () => queue.changePriority(id, 1), () => queue.retry(id), () => queue.explain(id), () => queue.history(id)]) {
+        await expect(call()).rejects.toBeInstanceOf(TaskNotFoundError);
+      }
     }
     expect(await h.all()).toEqual([t]);
   });

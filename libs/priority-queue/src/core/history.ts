@@ -48,11 +48,7 @@ export function withCreation(task: Pick<Task, 'createdAt'>, stored: readonly Tas
   return tail;
 }
 
-/** Small integer of each status in stored history (index in ALL_STATUSES). */
-export function statusCode(s: TaskStatus): number {
-  return ALL_STATUSES.indexOf(s);
-}
-
+/** The status of its code in stored history: its index in ALL_STATUSES. */
 export function statusOfCode(code: number): TaskStatus {
   const s = ALL_STATUSES[code];
   if (s === undefined) throw new Error(`bad status code ${code} in stored history`);
@@ -61,7 +57,7 @@ export function statusOfCode(code: number): TaskStatus {
 
 /**
  * The text form of the history that the Redis and SQL stores keep with the task: entries
- * `at,<from><to>,version[,error]` (from / to: one digit, statusCode) joined by
+ * `at,<from><to>,version[,error]` (from / to: one digit, the index in ALL_STATUSES) joined by
  * HISTORY_SEPARATOR (the ASCII record separator; errors have it replaced). The error is last, so
  * it may hold commas.
  */

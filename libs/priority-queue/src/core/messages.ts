@@ -44,7 +44,6 @@ export const Messages = {
   deadlinePassed: (id: string, deadlineAt: number) =>
     `Task ${id} passed its deadline (${new Date(deadlineAt).toISOString()}): its handler was aborted and the task ends TIMED_OUT; a late result is discarded. Raise timeoutMs if the work needs longer.`,
   storeClosed: () => `The task store is closed. Create a new store or restart the application.`,
-  shuttingDown: () => `The worker is shutting down and accepts no new work.`,
   idempotencyConflict: (key: string, fields: readonly string[]) =>
     `Idempotency key ${JSON.stringify(key)} already belongs to a task with another ${fields.join(' and ')}. Nothing was queued. A key names one operation: submit again with the same type, tenant and payload to get that task back, or use a new key for a different operation.`,
   scheduleModuleMissing: () =>
@@ -109,14 +108,12 @@ export const Messages = {
     `PriorityQueueDashboardModule found no TaskManager: import PriorityQueueModule.forRoot(...) (or forRootAsync) in the application.`,
   dashboardBadParam: (what: string, value: unknown, expected: string) =>
     `Invalid ${what} ${JSON.stringify(value)}: expected ${expected}.`,
-  dashboardUnsupported: (what: string, needs: string) =>
-    `${what} needs ${needs}, which this version of the queue does not offer.`,
   // TypeORM store
   unsupportedDriver: (type: string) =>
     `The TypeORM task store supports the DataSource types "postgres", "mysql", "mariadb", "better-sqlite3" and "sqlite", not "${type}".`,
   badTablePrefix: (prefix: string) =>
     `Invalid tablePrefix "${prefix}": use 1 to 31 letters, digits or underscores, starting with a letter or underscore.`,
-  badQueue: (queue: string) => `Invalid queue "${queue}": use 1 to 64 printable characters.`,
+  badQueue: (queue: unknown) => `Invalid queue ${shown(queue)}: use a string of 1 to 64 characters without control characters or lone UTF-16 surrogates.`,
   // scheduling policies (DESIGN §7)
   fairnessMismatch: (queue: string, stored: string | null, wanted: string | null) =>
     `Queue "${queue}" was created with fairness = ${stored === null ? 'off' : `'${stored}'`}, this store asks for ${wanted === null ? 'off' : `'${wanted}'`}. The order of every index depends on it: use the same value in every process, or a new queue name.`,

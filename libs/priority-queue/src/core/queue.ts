@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { resolveBoost, type BoostOptions } from './boost';
 import { NotSupportedByStoreError, TaskNotFoundError, ValidationError } from './errors';
 import { FEATURE_BOOST } from './policies';
@@ -12,8 +11,10 @@ import type { TaskPage, TaskQuery } from './task-query';
 import type { QueueStats, TaskStore } from './task-store.port';
 import { TaskStatus, type NewTask, type Task } from './task';
 import { payloadFingerprint } from './idempotency';
+import { TaskIdSequence } from './task-ids';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
+  isIntIn,
   submitFieldsValid,
   validatePayload,
   validatePriority,
@@ -34,40 +35,8 @@ export interface PriorityQueueOptions {
 /** Largest submitMany batch, so one call cannot build an unbounded transaction. */
 export const MAX_BATCH = 10_000;
 
-/**
- * Task ids: UUID-shaped (8-4-4-4-12 hex, version 4 and variant bits of a random UUID), made of a
- * random per-process prefix (the first 24 characters of one randomUUID: 70 random bits) and a
- * 48-bit counter in the last 12 digits, so ids stay unique across processes. About 5x cheaper
- * than randomUUID() per task, and a flat string (randomUUID returns a rope that every hash
- * table must flatten first).
- */
-class TaskIds {
-  private readonly codes: number[];
-  private counter = 0;
-
-  constructor() {
-    this.codes = Array.from(randomUUID().slice(0, 24) + '000000000000', (c) => c.charCodeAt(0));
-  }
-
-  next(): string {
-    if (++this.counter > 0xffff_ffff_ffff) {
-      // 2^48 ids in one process: start over with a fresh random prefix
-      const prefix = randomUUID();
-      for (let i = 0; i < 24; i++) this.codes[i] = prefix.charCodeAt(i);
-      this.counter = 1;
-    }
-    const codes = this.codes;
-    let n = this.counter;
-    for (let i = 35; i >= 24; i--) {
-      const d = n % 16;
-      codes[i] = d < 10 ? 48 + d : 87 + d; // 0-9, a-f
-      n = Math.floor(n / 16);
-    }
-    return String.fromCharCode.apply(null, codes);
-  }
-}
-
-const taskIds = new TaskIds();
+/** Ids of the tasks of every store that does not make its own (TaskStore.newTaskId). */
+const taskIds = new TaskIdSequence();
 
 /**
  * The producer side, free of any framework: validates input, resolves the task type, writes
@@ -78,9 +47,12 @@ export class PriorityQueue {
   readonly events: TaskEvents;
   private readonly registry: TaskTypeRegistry;
   private readonly maxPayloadBytes: number;
+  private readonly newId: () => string;
 
   constructor(options: PriorityQueueOptions) {
-    this.store = options.store;
+    const store = options.store;
+    this.store = store;
+    this.newId = store.newTaskId !== undefined ? () => store.newTaskId!() : () => taskIds.next();
     this.registry = options.registry;
     this.events = options.events ?? new TaskEvents();
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -160,18 +132,21 @@ export class PriorityQueue {
    * TaskNotFoundError when it does not exist.
    */
   async retry(id: string): Promise<Task> {
+    validateTaskId(id);
     const t = await this.store.requeue(id);
     this.events.emit(t.task, t.from, t.to);
     return t.task;
   }
 
   /** Why a task is not running now (core/explain.ts); TaskNotFoundError when it does not exist. */
-  explain(id: string): Promise<TaskExplanation> {
+  async explain(id: string): Promise<TaskExplanation> {
+    validateTaskId(id);
     return this.store.explain(id);
   }
 
   /** The task's last status transitions, oldest first (core/history.ts). */
-  history(id: string): Promise<TaskHistoryEntry[]> {
+  async history(id: string): Promise<TaskHistoryEntry[]> {
+    validateTaskId(id);
     return this.store.history(id);
   }
 
@@ -193,7 +168,7 @@ export class PriorityQueue {
     if (!Object.values(TaskStatus).includes(status)) {
       return Promise.reject(new ValidationError(Messages.invalidOption('status', status, Object.values(TaskStatus).join(', '))));
     }
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+    if (!isIntIn(limit, 1, 10_000)) {
       return Promise.reject(new ValidationError(Messages.invalidOption('limit', limit, 'an integer from 1 to 10000')));
     }
     return this.store.list({ status, limit, afterSeq });
@@ -222,7 +197,7 @@ export class PriorityQueue {
       ({ priority, boost } = resolveBoost(priority, timeoutMs, wanted));
     }
     return {
-      id: taskIds.next(),
+      id: this.newId(),
       idempotencyKey: input.idempotencyKey ?? null,
       type: input.type,
       payload,

@@ -133,16 +133,3 @@ export function positionAfter(t: Task, status: TaskStatus, now: number): QueryPo
   if (t.runAt <= now) return { phase: 'due', after: { priority: t.priority, runAt: t.runAt, createdAt: t.createdAt, seq: t.seq } };
   return { phase: 'later', runAt: t.runAt, seq: t.seq };
 }
-
-/** Whether `t` comes after `p` in a query of its status at `now` (cursor filter of scanning stores). */
-export function isAfter(t: Task, p: QueryPosition | null, now: number, agingIntervalMs: number): boolean {
-  if (p === null) return true;
-  switch (p.phase) {
-    case 'seq':
-      return t.seq < p.before;
-    case 'due':
-      return t.runAt > now || compareOrder(t, p.after, agingIntervalMs) > 0;
-    case 'later':
-      return t.runAt > now && (t.runAt > p.runAt || (t.runAt === p.runAt && t.seq > p.seq));
-  }
-}

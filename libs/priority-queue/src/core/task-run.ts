@@ -1,4 +1,5 @@
 import { backoffDelay } from './backoff';
+import { MAX_TIMER_MS } from './timers';
 import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
@@ -13,7 +14,6 @@ const OUTCOME_RETRY_MS = [50, 250, 1000];
 /** Re-fences of one fenced call: each needs another change of the version under our lease. */
 const MAX_REFENCES = 3;
 /** Longest setTimeout (a longer delay fires at once): a later deadline re-arms when it fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The error a task ended TIMED_OUT by its holder records (as the stores' recovery does). */
 const DEADLINE_ERROR = 'deadline passed';
 

@@ -65,6 +65,13 @@ export interface TaskStore {
    */
   createOne?(task: NewTask): Promise<CreateResult>;
 
+  /**
+   * Optional: the id for the next task PriorityQueue submits to this store (synchronous, never
+   * the same twice). A store that indexes its tasks by ids it made (core/task-ids.ts) makes them;
+   * for any other store PriorityQueue makes them. create() still takes any valid id.
+   */
+  newTaskId?(): string;
+
   get(id: string): Promise<Task | null>;
 
   /** Tasks of one status, oldest seq first, paged by seq (exclusive `afterSeq`). */

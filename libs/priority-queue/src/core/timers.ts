@@ -1,3 +1,6 @@
+/** Longest period a Node.js timer takes: a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Where the worker's timers live. The default uses Node timers; the Nest shell registers them in
  * @nestjs/schedule's SchedulerRegistry so they show up (and are removed) with the app's others.

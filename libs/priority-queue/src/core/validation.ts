@@ -64,25 +64,41 @@ export function isWellFormed(s: string): boolean {
 
 const LONE_SURROGATE = /\p{Cs}/u;
 
-/** Whether `v` is a valid id or key: a well-formed string of 1-255 UTF-16 units without control characters. */
-export function isKey(v: unknown): v is string {
-  return typeof v === 'string' && v.length > 0 && v.length <= KEY_MAX && KEY_PATTERN.test(v);
+/**
+ * Whether `v` is a valid id, key or name: a well-formed string of 1 to `max` (default 255) UTF-16
+ * units without control characters.
+ */
+export function isKey(v: unknown, max = KEY_MAX): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= max && KEY_PATTERN.test(v);
 }
 
-function IsIntIn(min: number, max: number, message?: string): PropertyDecorator {
+/** Whether `v` is an integer from `min` to `max` (both included). */
+export function isIntIn(v: unknown, min: number, max: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+/**
+ * An integer setting: `fallback` when it is undefined (a required one has fallback null), else an
+ * integer from `min` to `max`; anything else is a ValidationError naming the setting and the
+ * range (`expected` words it).
+ */
+export function intOption(what: string, v: unknown, fallback: number | null, min: number, max = Number.MAX_SAFE_INTEGER, expected?: string): number {
+  if (v === undefined && fallback !== null) return fallback;
+  if (isIntIn(v, min, max)) return v;
+  const range = expected ?? (max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
+  throw new ValidationError(Messages.invalidOption(what, v, range), [`${what}: ${range}`]);
+}
+
+function IsIntIn(min: number, max: number): PropertyDecorator {
   return ValidateBy({
     name: 'isIntIn',
     validator: {
-      validate: (v: unknown) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max,
-      defaultMessage: () => message ?? `$property must be an integer from ${min} to ${max}`,
+      validate: (v: unknown) => isIntIn(v, min, max),
+      defaultMessage: () => `$property must be an integer from ${min} to ${max}`,
     },
   });
 }
 
-
-function intIn(v: unknown, min: number, max: number): boolean {
-  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-}
 
 const BOOST_RULE = `boost must be { beforeDeadlineMs: an integer from 1 to ${MAX_DURATION_MS}, priority: an integer from -2147483648 to 2147483647 }, or null for none`;
 
@@ -91,7 +107,7 @@ function boostOk(v: unknown): v is BoostOptions {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   const b = v as Record<string, unknown>;
   for (const k in b) if (k !== 'beforeDeadlineMs' && k !== 'priority') return false;
-  return intIn(b.beforeDeadlineMs, 1, MAX_DURATION_MS) && intIn(b.priority, INT32_MIN, INT32_MAX);
+  return isIntIn(b.beforeDeadlineMs, 1, MAX_DURATION_MS) && isIntIn(b.priority, INT32_MIN, INT32_MAX);
 }
 
 /**
@@ -114,16 +130,16 @@ function submitFieldsOk(input: Record<string, unknown>, out: string[] | null): b
       case 'payload':
         continue;
       case 'priority':
-        if (v == null || intIn(v, INT32_MIN, INT32_MAX) || bad(Messages.priorityRule(v))) continue;
+        if (v == null || isIntIn(v, INT32_MIN, INT32_MAX) || bad(Messages.priorityRule(v))) continue;
         return false;
       case 'delayMs':
-        if (v == null || intIn(v, 0, MAX_DURATION_MS) || bad('delayMs must be an integer >= 0 (ms from now)')) continue;
+        if (v == null || isIntIn(v, 0, MAX_DURATION_MS) || bad('delayMs must be an integer >= 0 (ms from now)')) continue;
         return false;
       case 'timeoutMs':
-        if (v == null || intIn(v, 1, MAX_DURATION_MS) || bad('timeoutMs must be an integer >= 1 (ms from now), or null for no deadline')) continue;
+        if (v == null || isIntIn(v, 1, MAX_DURATION_MS) || bad('timeoutMs must be an integer >= 1 (ms from now), or null for no deadline')) continue;
         return false;
       case 'maxAttempts':
-        if (v == null || intIn(v, 1, 1000) || bad('maxAttempts must be an integer from 1 to 1000')) continue;
+        if (v == null || isIntIn(v, 1, 1000) || bad('maxAttempts must be an integer from 1 to 1000')) continue;
         return false;
       case 'boost':
         if (v == null || boostOk(v) || bad(BOOST_RULE)) continue;
@@ -262,7 +278,7 @@ export function validateTaskId(id: unknown): asserts id is string {
 
 /** A priority given to changePriority; throws ValidationError. */
 export function validatePriority(priority: unknown): asserts priority is number {
-  if (!intIn(priority, INT32_MIN, INT32_MAX)) throw new ValidationError(Messages.invalidPriority(priority), [Messages.priorityRule(priority)]);
+  if (!isIntIn(priority, INT32_MIN, INT32_MAX)) throw new ValidationError(Messages.invalidPriority(priority), [Messages.priorityRule(priority)]);
 }
 
 export function validateTaskTypeOptions(type: string, options: TaskTypeOptions): void {
@@ -274,7 +290,7 @@ export function validateTaskTypeOptions(type: string, options: TaskTypeOptions):
   if (b !== undefined) {
     for (const k of ['baseMs', 'maxMs'] as const) {
       const x = b?.[k];
-      if (x !== undefined && !(Number.isInteger(x) && (x as number) >= 0 && (x as number) <= MAX_DURATION_MS)) {
+      if (x !== undefined && !isIntIn(x, 0, MAX_DURATION_MS)) {
         details.push(`backoff.${k} must be an integer >= 0`);
       }
     }
@@ -304,7 +320,7 @@ export function validateLimitUpdate(update: LimitUpdate): void {
   };
   const count = (what: string, v: unknown, allowNull = true) => {
     if (v === undefined || (allowNull && v === null)) return;
-    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 1_000_000_000) bad(what, v, 'an integer from 0 to 1e9, or null to remove it');
+    if (!isIntIn(v, 0, 1e9)) bad(what, v, 'an integer from 0 to 1e9, or null to remove it');
   };
   if (update === null || typeof update !== 'object' || Array.isArray(update)) bad('update', update, 'an object with a kind');
   const kind = (update as { kind?: unknown }).kind;
@@ -321,7 +337,7 @@ export function validateLimitUpdate(update: LimitUpdate): void {
       const q = update.qps;
       if (q !== undefined && q !== null && !(typeof q === 'number' && Number.isFinite(q) && q > 0 && q <= 1e9)) bad('qps', q, 'a number > 0 (submits per second), or null for no rate limit');
       const b = update.burst;
-      if (b !== undefined && b !== null && !(Number.isInteger(b) && b >= 1 && b <= 1e9)) bad('burst', b, 'an integer >= 1, or null for 1');
+      if (b !== undefined && b !== null && !isIntIn(b, 1, 1e9)) bad('burst', b, 'an integer >= 1, or null for 1');
       count('accountConcurrency', update.accountConcurrency);
       return;
     }
@@ -344,7 +360,7 @@ export function validateLimitUpdate(update: LimitUpdate): void {
     case 'tenantWeight': {
       key('tenantId', update.tenantId);
       const w = update.weight;
-      if (w !== null && !intIn(w, MIN_TENANT_WEIGHT, MAX_TENANT_WEIGHT)) bad('weight', w, `an integer from ${MIN_TENANT_WEIGHT} to ${MAX_TENANT_WEIGHT}, or null for the default (${DEFAULT_TENANT_WEIGHT})`);
+      if (w !== null && !isIntIn(w, MIN_TENANT_WEIGHT, MAX_TENANT_WEIGHT)) bad('weight', w, `an integer from ${MIN_TENANT_WEIGHT} to ${MAX_TENANT_WEIGHT}, or null for the default (${DEFAULT_TENANT_WEIGHT})`);
       return;
     }
   }
@@ -365,21 +381,14 @@ export function validateOrderOptions(options: { agingIntervalMs?: unknown; fairn
   return { agingIntervalMs, fairness };
 }
 
+/** The store option agingIntervalMs: 0 (off, also for undefined or null) to MAX_AGING_INTERVAL_MS. */
 export function validateAgingInterval(ms: unknown): number {
-  if (ms === undefined || ms === null || ms === 0) return 0;
-  if (!Number.isInteger(ms) || (ms as number) < 0 || (ms as number) > MAX_AGING_INTERVAL_MS) {
-    throw new ValidationError(Messages.invalidOption('agingIntervalMs', ms, `an integer from 0 (off) to ${MAX_AGING_INTERVAL_MS}`));
-  }
-  return ms as number;
+  return intOption('agingIntervalMs', ms ?? undefined, 0, 0, MAX_AGING_INTERVAL_MS, `an integer from 0 (off) to ${MAX_AGING_INTERVAL_MS}`);
 }
 
-/** The store option historyLimit: 0 (off) to MAX_HISTORY_LIMIT; undefined = `fallback`. */
+/** The store option historyLimit: 0 (off) to MAX_HISTORY_LIMIT; undefined or null = `fallback`. */
 export function validateHistoryLimit(v: unknown, fallback: number): number {
-  if (v === undefined || v === null) return fallback;
-  if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > MAX_HISTORY_LIMIT) {
-    throw new ValidationError(Messages.invalidOption('historyLimit', v, `an integer from 0 (off) to ${MAX_HISTORY_LIMIT}`));
-  }
-  return v as number;
+  return intOption('historyLimit', v ?? undefined, fallback, 0, MAX_HISTORY_LIMIT, `an integer from 0 (off) to ${MAX_HISTORY_LIMIT}`);
 }
 
 const QUERY_FIELDS = new Set(['status', 'type', 'tenantId', 'providerKey', 'accountId', 'minPriority', 'maxPriority', 'search', 'limit', 'cursor']);
@@ -394,9 +403,9 @@ export function validateTaskQuery(q: TaskQuery): ResolvedTaskQuery {
     if (q[k] !== undefined && !isKey(q[k])) details.push(`${k} ${KEY_RULE}`);
   }
   for (const k of ['minPriority', 'maxPriority'] as const) {
-    if (q[k] !== undefined && !intIn(q[k], INT32_MIN, INT32_MAX)) details.push(`${k} must be an integer from ${INT32_MIN} to ${INT32_MAX}`);
+    if (q[k] !== undefined && !isIntIn(q[k], INT32_MIN, INT32_MAX)) details.push(`${k} must be an integer from ${INT32_MIN} to ${INT32_MAX}`);
   }
-  if (!intIn(q.limit, 1, MAX_QUERY_LIMIT)) details.push(`limit must be an integer from 1 to ${MAX_QUERY_LIMIT}`);
+  if (!isIntIn(q.limit, 1, MAX_QUERY_LIMIT)) details.push(`limit must be an integer from 1 to ${MAX_QUERY_LIMIT}`);
   if (q.cursor !== undefined && q.cursor !== null && (typeof q.cursor !== 'string' || q.cursor.length > 512)) details.push('cursor must be a string a previous page returned');
   if (details.length) throw new ValidationError(Messages.invalidQuery(details.join('; ')), details);
   const status = q.status as TaskStatus;

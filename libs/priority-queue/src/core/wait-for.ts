@@ -2,6 +2,8 @@ import { TaskNotFoundError, ValidationError, WaitTimeoutError } from './errors';
 import type { TaskEvents } from './events';
 import type { TransportSubscriber } from './event-transport.port';
 import { Messages } from './messages';
+import { MAX_TIMER_MS } from './timers';
+import { intOption } from './validation';
 import { isTerminal, type Task } from './task';
 
 export interface WaitForOptions {
@@ -21,7 +23,6 @@ export interface WaitForSources {
   subscribe?(subscriber: TransportSubscriber): Promise<() => void>;
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Resolves with the task once it is terminal. Listens to this process's events and the queue's
@@ -32,12 +33,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export function waitForTask(src: WaitForSources, id: string, options: WaitForOptions = {}): Promise<Task> {
   if (typeof id !== 'string' || id.length === 0) return Promise.reject(new ValidationError(Messages.invalidOption('id', JSON.stringify(id), 'a non-empty task id string'), ['id']));
-  const { timeoutMs, pollMs = 1000, signal } = options ?? {};
-  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS)) {
-    return Promise.reject(new ValidationError(Messages.invalidOption('timeoutMs', timeoutMs, `an integer from 1 to ${MAX_TIMER_MS}`), ['timeoutMs']));
-  }
-  if (!Number.isInteger(pollMs) || pollMs < 10 || pollMs > MAX_TIMER_MS) {
-    return Promise.reject(new ValidationError(Messages.invalidOption('pollMs', pollMs, `an integer from 10 to ${MAX_TIMER_MS}`), ['pollMs']));
+  const { timeoutMs, signal } = options ?? {};
+  let pollMs: number;
+  try {
+    if (timeoutMs !== undefined) intOption('timeoutMs', timeoutMs, null, 1, MAX_TIMER_MS);
+    pollMs = intOption('pollMs', options?.pollMs, 1000, 10, MAX_TIMER_MS);
+  } catch (e) {
+    return Promise.reject(e);
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<Task>((resolve, reject) => {

@@ -6,7 +6,8 @@ import type { TaskTypeRegistry } from './registry';
 import { TaskRun, type TaskRunContext, type WorkerObserver } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
-import { NodeTimerHost, type TimerHost } from './timers';
+import { MAX_TIMER_MS, NodeTimerHost, type TimerHost } from './timers';
+import { intOption } from './validation';
 
 export interface WorkerOptions {
   store: TaskStore;
@@ -34,12 +35,6 @@ export interface WorkerOptions {
    * store with costly round trips busy. Default 1.
    */
   claimsInFlight?: number;
-  /**
-   * While handlers run, a finished handler triggers a new claim only once this many slots are
-   * free, so a store with costly round trips claims in batches; timers (idlePollMs, due times)
-   * always claim. Default max(1, floor(batchSize / 4)).
-   */
-  minBatch?: number;
   /** Lease length; renewed every leaseMs/3 while a handler runs. Default 30 s. */
   leaseMs?: number;
   /** Fallback poll when idle; store.subscribe() wakes the worker earlier. Default 250 ms. */
@@ -80,6 +75,11 @@ export class Worker {
   private readonly batchSize: number;
   private readonly prefetch: number;
   private readonly claimsInFlight: number;
+  /**
+   * While handlers run, a finished handler triggers a claim only once this many slots are free
+   * (a quarter of batchSize), so a store with costly round trips claims in batches; timers
+   * (idlePollMs, due times) always claim.
+   */
   private readonly minBatch: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
@@ -133,15 +133,15 @@ export class Worker {
     this.registry = options.registry;
     this.events = options.events ?? new TaskEvents();
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    this.concurrency = positiveInt(options.concurrency, 16, 'concurrency');
-    this.prefetch = nonNegativeInt(options.prefetch, 0, 'prefetch');
-    this.claimsInFlight = positiveInt(options.claimsInFlight, 1, 'claimsInFlight');
-    this.batchSize = positiveInt(options.batchSize, this.concurrency + this.prefetch, 'batchSize');
-    this.minBatch = Math.min(this.batchSize, positiveInt(options.minBatch, Math.max(1, Math.floor(this.batchSize / 4)), 'minBatch'));
-    this.leaseMs = positiveInt(options.leaseMs, 30_000, 'leaseMs');
-    this.idlePollMs = positiveInt(options.idlePollMs, 250, 'idlePollMs');
-    this.recoverEveryMs = positiveInt(options.recoverEveryMs, 1000, 'recoverEveryMs');
-    this.graceMs = options.shutdownGraceMs ?? 10_000;
+    this.concurrency = intOption('concurrency', options.concurrency, 16, 1);
+    this.prefetch = intOption('prefetch', options.prefetch, 0, 0);
+    this.claimsInFlight = intOption('claimsInFlight', options.claimsInFlight, 1, 1);
+    this.batchSize = intOption('batchSize', options.batchSize, this.concurrency + this.prefetch, 1);
+    this.minBatch = Math.max(1, Math.floor(this.batchSize / 4));
+    this.leaseMs = intOption('leaseMs', options.leaseMs, 30_000, 1, MAX_TIMER_MS);
+    this.idlePollMs = intOption('idlePollMs', options.idlePollMs, 250, 1, MAX_TIMER_MS);
+    this.recoverEveryMs = intOption('recoverEveryMs', options.recoverEveryMs, 1000, 1, MAX_TIMER_MS);
+    this.graceMs = intOption('shutdownGraceMs', options.shutdownGraceMs, 10_000, 0, MAX_TIMER_MS);
     this.name = options.name ?? `priority-queue:${this.owner}`;
     this.timers = options.timers ?? new NodeTimerHost();
     this.random = options.random ?? Math.random;
@@ -410,16 +410,4 @@ export class Worker {
     if (this.started && delayMs < this.idlePollMs) this.timers.addTimeout(`${this.name}:poll-due`, () => this.wake(true), delayMs + 1);
     return delayMs;
   }
-}
-
-function nonNegativeInt(v: number | undefined, dflt: number, name: string): number {
-  if (v === undefined) return dflt;
-  if (!Number.isInteger(v) || v < 0) throw new RangeError(`Worker option ${name} must be an integer >= 0, got ${String(v)}`);
-  return v;
-}
-
-function positiveInt(v: number | undefined, dflt: number, name: string): number {
-  if (v === undefined) return dflt;
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`Worker option ${name} must be an integer >= 1, got ${String(v)}`);
-  return v;
 }

@@ -1,6 +1,7 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { ValidationError } from '../core/errors';
 import { Messages } from '../core/messages';
+import { intOption } from '../core/validation';
 
 /** Options of PriorityQueueDashboardModule.forRoot(). */
 export interface PriorityQueueDashboardOptions {
@@ -49,9 +50,6 @@ export function resolveDashboardOptions(options: PriorityQueueDashboardOptions):
   if (guard !== null && typeof guard !== 'function' && typeof (guard as CanActivate).canActivate !== 'function') {
     throw new ValidationError(Messages.invalidOption('guard', guard, 'a CanActivate class or instance'));
   }
-  const refreshMs = o.refreshMs ?? 2000;
-  if (!Number.isInteger(refreshMs) || refreshMs < 500 || refreshMs > 60_000) {
-    throw new ValidationError(Messages.invalidOption('refreshMs', refreshMs, 'an integer from 500 to 60000'));
-  }
+  const refreshMs = intOption('refreshMs', o.refreshMs, 2000, 500, 60_000);
   return { path, guard, readOnly: o.readOnly === true, title: o.title ?? 'Priority queue', refreshMs };
 }

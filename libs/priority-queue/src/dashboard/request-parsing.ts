@@ -4,7 +4,7 @@ import { Messages } from '../core/messages';
 import { INT32_MAX, INT32_MIN } from '../core/order-key';
 import { TaskStatus } from '../core/task';
 import type { TaskQuery } from '../core/task-query';
-import { isKey } from '../core/validation';
+import { isIntIn, isKey } from '../core/validation';
 
 /**
  * Turns query strings and JSON bodies of the dashboard API into typed requests. Anything
@@ -29,7 +29,7 @@ function intParam(query: Record<string, unknown>, name: string, min: number, max
   const v = single(query, name);
   if (v === undefined) return undefined;
   const n = /^-?\d+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) bad(name, v, `an integer from ${min} to ${max}`);
+  if (!isIntIn(n, min, max)) bad(name, v, `an integer from ${min} to ${max}`);
   return n;
 }
 

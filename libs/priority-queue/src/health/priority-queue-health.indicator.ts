@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { ValidationError } from '../core/errors';
 import { Messages } from '../core/messages';
+import { MAX_TIMER_MS } from '../core/timers';
+import { intOption } from '../core/validation';
 import { PriorityQueueRegistry } from '../nest/priority-queue.registry';
 import type { QueueHandle } from '../nest/queue-handle';
 
@@ -53,8 +55,7 @@ export class PriorityQueueHealthIndicator {
     options: PriorityQueueHealthOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
     const session = this.indicators.check(key);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new ValidationError(Messages.invalidOption('timeoutMs', timeoutMs, 'an integer >= 1'));
+    const timeoutMs = intOption('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS, 1, MAX_TIMER_MS);
     const names = options.queues ? [...options.queues] : this.registry.names();
     const handles = names.map((n) => this.registry.handle(n)); // QueueNotFoundError for a name not registered
     const results = await Promise.all(handles.map((h) => this.check(h, threshold(options.maxOldestWaitMs, h.name), timeoutMs)));

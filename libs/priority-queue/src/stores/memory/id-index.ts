@@ -1,38 +1,37 @@
-/** Length of a sequential id: a 24-character prefix and a 12-digit lowercase hex counter. */
-const SEQ_ID_LENGTH = 36;
-const PREFIX_LENGTH = 24;
 const PAGE_SIZE = 4096;
 
 interface Page {
-  /** Slot of each counter of the page (-1 = none). */
+  /** Slot of each number of the page (-1 = none). */
   readonly slots: Int32Array;
   live: number;
 }
 
 /**
- * Task slot by task id. PriorityQueue makes ids from one per-process prefix and a counter
- * (queue.ts TaskIds): consecutive submits get consecutive counters. Such ids (the prefix of the
- * first id added to the empty index, then 12 lowercase hex digits) are kept in pages of 4,096 counters, so that an
- * insert or a lookup is a parse of 12 digits and an index into a typed array, near the slots of
- * the tasks submitted just before: no string hashing, no random probe into a table of a million
- * entries (each one a cache miss). Any other id (another prefix, another shape) goes to a Map.
- * The 12-digit lowercase form of a counter is unique, so the two never hold the same id.
+ * Task slot by task id. The store makes the ids of the tasks submitted to it (newTaskId, from
+ * its own TaskIdSequence), and `numberOf` gives each of them back its number: consecutive
+ * submits get consecutive numbers, kept in pages of 4,096, so that an insert or a lookup is an
+ * index into a typed array near the slots of the tasks submitted just before: no string hashing,
+ * no random probe into a table of a million entries (each one a cache miss). Any other id
+ * (numberOf -1) goes to a Map. numberOf gives one number to one string only, so the two never
+ * hold the same id.
  */
 export class IdIndex {
   private readonly others = new Map<string, number>();
-  private prefix: string | null = null;
   private readonly pages = new Map<number, Page>();
   /** The page used last (consecutive ids share it). */
   private lastNo = -1;
   private last: Page | null = null;
   private count = 0;
 
+  /** `numberOf`: the store's number of an id it made (a safe integer >= 0), else -1. */
+  constructor(private readonly numberOf: (id: string) => number) {}
+
   get size(): number {
     return this.count + this.others.size;
   }
 
   get(id: string): number | undefined {
-    const n = this.counterOf(id);
+    const n = this.numberOf(id);
     if (n < 0) return this.others.get(id);
     const page = this.page(Math.floor(n / PAGE_SIZE));
     if (page === undefined) return undefined;
@@ -42,9 +41,7 @@ export class IdIndex {
 
   /** Adds id -> slot; false (nothing changed) when the id is already there. */
   add(id: string, slot: number): boolean {
-    // the prefix is (re)learnt only while the index is empty: no id already held can change side
-    if (this.size === 0 && id.length === SEQ_ID_LENGTH) this.prefix = id.slice(0, PREFIX_LENGTH);
-    const n = this.counterOf(id);
+    const n = this.numberOf(id);
     if (n < 0) {
       if (this.others.has(id)) return false;
       this.others.set(id, slot);
@@ -67,7 +64,7 @@ export class IdIndex {
   }
 
   delete(id: string): void {
-    const n = this.counterOf(id);
+    const n = this.numberOf(id);
     if (n < 0) {
       this.others.delete(id);
       return;
@@ -94,19 +91,5 @@ export class IdIndex {
       this.last = page;
     }
     return page;
-  }
-
-  /** The counter of a sequential id with the known prefix, else -1. */
-  private counterOf(id: string): number {
-    const prefix = this.prefix;
-    if (prefix === null || id.length !== SEQ_ID_LENGTH || !id.startsWith(prefix)) return -1;
-    let n = 0;
-    for (let i = PREFIX_LENGTH; i < SEQ_ID_LENGTH; i++) {
-      const c = id.charCodeAt(i);
-      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
-      if (d < 0) return -1;
-      n = n * 16 + d;
-    }
-    return n;
   }
 }

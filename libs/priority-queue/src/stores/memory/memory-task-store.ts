@@ -130,6 +130,10 @@ export class MemoryTaskStore implements TaskStore {
     return out;
   }
 
+  newTaskId(): string {
+    return this.m.ids.next();
+  }
+
   /**
    * Optional fast path of the port for one task (PriorityQueue.submit): the same as
    * `(await create([input]))[0]`, without the two arrays.

@@ -11,6 +11,7 @@ import { systemClock, type Clock, type CreateResult, type StoreOptions, type Sto
 import { validateHistoryLimit, validateOrderOptions } from '../../core/validation';
 import { HistoryLog } from './history-log';
 import { IdIndex } from './id-index';
+import { TaskIdSequence } from '../../core/task-ids';
 import { LaneScheduler } from './lane-scheduler';
 import type { Lane } from './lanes';
 import { orderMode, type OrderMode } from './order-mode';
@@ -109,8 +110,10 @@ export class TaskLifecycle {
   closed = false;
 
   readonly t = new TaskTable(randomUUID().slice(0, 8) + '-');
+  /** Ids of the tasks PriorityQueue submits here (MemoryTaskStore.newTaskId): the index keys them by number. */
+  readonly ids = new TaskIdSequence();
   /** Slot of each task id. */
-  readonly tasks = new IdIndex();
+  readonly tasks = new IdIndex((id) => this.ids.numberOf(id));
   /** Slot of the task holding each idempotency key, and the fingerprint of its payload (core/idempotency.ts). */
   readonly byIdempotencyKey = new Map<string, { slot: number; fingerprint: string }>();
   readonly statusIndex = new StatusIndex();

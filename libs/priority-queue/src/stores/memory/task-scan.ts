@@ -1,6 +1,6 @@
 import { compareOrder, type OrderFields } from '../../core/order-key';
 import { TaskStatus } from '../../core/task';
-import { encodeCursor, type ResolvedTaskQuery, type TaskPage } from '../../core/task-query';
+import { encodeCursor, type ResolvedTaskQuery } from '../../core/task-query';
 import type { BucketQueue } from './bucket-queue';
 import type { OrderMode } from './order-mode';
 import type { StatusIndex } from './status-index';

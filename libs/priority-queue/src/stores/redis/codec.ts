@@ -4,7 +4,7 @@ import { scopeOf } from '../../core/idempotency';
 
 /**
  * Task hash <-> Task. The properties that never change after create are kept together in the
- * field `d`, a JSON array in D_FIELDS order written as the client sends it (the values the
+ * field `d`, a JSON array in DTuple order written as the client sends it (the values the
  * server fixes at create, createdAt, seq and deadlineAt, are fields of their own), so that a claim
  * reads and returns one value instead of a dozen; the scripts read their own copies of the
  * immutable fields they need (providerKey, ...).
@@ -76,19 +76,27 @@ export function taskOfHashReply(reply: unknown): Task | null {
   return Object.keys(h).length === 0 ? null : decodeHash(h);
 }
 
-/** Immutable Task properties in `d`, in order. */
-export const D_FIELDS = [
-  'id', 'type', 'payload', 'idempotencyKey', 'providerKey', 'accountId', 'tenantId', 'concurrencyKey', 'maxAttempts',
-  'idempotent',
-] as const;
-
-/** `d` of a new task: create.lua stores it as given. */
+/**
+ * `d` of a new task, the immutable Task properties in DTuple order: create.lua stores it as
+ * given.
+ */
 export function dJson(t: NewTask, payloadJson: string): string {
   const s = JSON.stringify;
   return `[${s(t.id)},${s(t.type)},${payloadJson},${s(t.idempotencyKey)},${s(t.providerKey)},${s(t.accountId)},${s(t.tenantId)},${s(t.concurrencyKey)},${t.maxAttempts},${t.idempotent}]`;
 }
 
-type DTuple = [string, string, unknown, string | null, string, string | null, string | null, string | null, number, boolean];
+type DTuple = [
+  id: string,
+  type: string,
+  payload: unknown,
+  idempotencyKey: string | null,
+  providerKey: string,
+  accountId: string | null,
+  tenantId: string | null,
+  concurrencyKey: string | null,
+  maxAttempts: number,
+  idempotent: boolean,
+];
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
 

@@ -3,6 +3,8 @@ import { ConfigurationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
 import { OpenCount, STORE_BACKEND, type QueueStoreOptions, type StoreBackend } from '../../core/store-backend';
 import type { TaskStore } from '../../core/task-store.port';
+import { MAX_TIMER_MS } from '../../core/timers';
+import { isIntIn } from '../../core/validation';
 import { assertRedisConnection, describeRedis, describeValue, type RedisConnection } from './connection-check';
 import { validateHistoryLimit } from '../../core/validation';
 import { REDIS_DEFAULT_HISTORY_LIMIT, RedisTaskStore } from './redis-task-store';
@@ -79,7 +81,7 @@ export function redisStore(options: RedisStoreOptions): RedisStoreBackend {
   }
   const initTimeoutMs = options.initTimeoutMs ?? DEFAULT_REDIS_INIT_TIMEOUT_MS;
   const historyLimit = validateHistoryLimit(options.historyLimit, REDIS_DEFAULT_HISTORY_LIMIT);
-  if (!Number.isInteger(initTimeoutMs) || initTimeoutMs < 1) {
+  if (!isIntIn(initTimeoutMs, 1, MAX_TIMER_MS)) {
     throw new ConfigurationError(Messages.invalidOption('initTimeoutMs', initTimeoutMs, 'an integer >= 1 (milliseconds)'));
   }
   let connection: RedisConnection;

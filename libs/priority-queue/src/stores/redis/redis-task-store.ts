@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import {
-  KEY_SEPARATOR,
-  emptyProviderLimits,
-  type LimitUpdate,
-  type LimitsSnapshot,
-  type ProviderLimits,
-} from '../../core/admission';
+import type { LimitUpdate, LimitsSnapshot } from '../../core/admission';
 import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
 import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { validateHistoryLimit, validateOrderOptions } from '../../core/validation';
+import { intOption, validateHistoryLimit, validateOrderOptions } from '../../core/validation';
 import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
 import type { TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
@@ -584,13 +578,7 @@ export class RedisTaskStore implements TaskStore {
 
 function validateReplicaWait(w: ReplicaWait | undefined): ReplicaWait | null {
   if (w === undefined) return null;
-  for (const [what, v] of [
-    ['waitForReplicas.replicas', w.replicas],
-    ['waitForReplicas.timeoutMs', w.timeoutMs],
-  ] as const) {
-    if (!Number.isSafeInteger(v) || v < 1) throw new ValidationError(Messages.invalidOption(what, v, 'a positive integer'));
-  }
-  return { replicas: w.replicas, timeoutMs: w.timeoutMs };
+  return { replicas: intOption('waitForReplicas.replicas', w.replicas, null, 1), timeoutMs: intOption('waitForReplicas.timeoutMs', w.timeoutMs, null, 1) };
 }
 
 function leasePrefix(): string {

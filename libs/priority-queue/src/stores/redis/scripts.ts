@@ -56,11 +56,6 @@ function prelude(): string {
   return ['-- generated from keys.ts', `local DYN = { ${dyn} }`, `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`, ''].join('\n');
 }
 
-/** Generated definitions that only the scripts using them get (like lib.lua's helpers). */
-function generatedHelpers(): LibBlock[] {
-  return [];
-}
-
 /** Every K.<name> a script uses must be a fixed key of keys.ts (checked here, not per call). */
 function checkFixedKeys(name: string, source: string): void {
   const fixed = new Set<string>(FIXED_KEYS);
@@ -118,7 +113,7 @@ let cache: Record<ScriptName, LuaScript> | null = null;
 export function luaScripts(): Record<ScriptName, LuaScript> {
   if (cache) return cache;
   const lib = splitLib(readFileSync(join(LUA_DIR, 'lib.lua'), 'utf8'));
-  const blocks = [...generatedHelpers(), ...lib.blocks];
+  const blocks = lib.blocks;
   const out = {} as Record<ScriptName, LuaScript>;
   for (const name of SCRIPT_NAMES) {
     const body = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');

@@ -18,6 +18,8 @@ export interface TableNames {
 
 export const DEFAULT_TABLE_PREFIX = 'pq_';
 export const DEFAULT_QUEUE = 'default';
+/** Longest queue name: the width of the schema's queue columns. */
+export const MAX_QUEUE_LENGTH = 64;
 
 const PREFIX_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,30}$/;
 

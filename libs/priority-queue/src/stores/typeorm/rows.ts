@@ -121,7 +121,3 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
-
-export function inList(n: number): string {
-  return new Array(n).fill('?').join(', ');
-}
