@@ -1,6 +1,8 @@
 import {
   AdmissionControl,
   HandlerRegistrationError,
+  intOption,
+  isIntIn,
   isKey,
   MAX_PAYLOAD_DEPTH,
   TaskTypeRegistry,
@@ -256,5 +258,31 @@ describe('payload depth', () => {
 
   it('a problem above the depth limit is still named by its path', () => {
     expect(messageOf(() => validatePayload({ a: [{ b: () => 1 }], deep: nested(500) }, 1e6))).toMatch(/payload\.a\[0\]\.b is a function/);
+  });
+});
+
+describe('integer settings (intOption) and keys with a length (isKey)', () => {
+  it('PriorityQueue refuses a maxPayloadBytes that is not an integer >= 1', () => {
+    const registry = new TaskTypeRegistry();
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '100']) {
+      expect(() => new PriorityQueue({ store: new MemoryTaskStore(), registry, maxPayloadBytes: bad as number })).toThrow(/^Invalid option maxPayloadBytes = .*: expected an integer >= 1\.$/);
+    }
+    expect(() => new PriorityQueue({ store: new MemoryTaskStore(), registry, maxPayloadBytes: 1 })).not.toThrow();
+  });
+
+  it('intOption: the fallback for undefined only, the range inclusive, a required setting has no fallback', () => {
+    expect(intOption('x', undefined, 7, 1)).toBe(7);
+    expect(intOption('x', 1, 7, 1, 3)).toBe(1);
+    expect(intOption('x', 3, 7, 1, 3)).toBe(3);
+    for (const v of [null, 0, 4, 2.5, '2', Number.NaN]) expect(() => intOption('x', v, 7, 1, 3)).toThrow(ValidationError);
+    expect(() => intOption('x', undefined, null, 1)).toThrow(/^Invalid option x = undefined: expected an integer >= 1\.$/);
+    expect(isIntIn(2 ** 53, 0, Number.MAX_SAFE_INTEGER)).toBe(false);
+  });
+
+  it('isKey takes a shorter maximum length', () => {
+    expect(isKey('q'.repeat(64), 64)).toBe(true);
+    expect(isKey('q'.repeat(65), 64)).toBe(false);
+    expect(isKey('q'.repeat(255))).toBe(true);
+    expect(isKey('q'.repeat(256))).toBe(false);
   });
 });

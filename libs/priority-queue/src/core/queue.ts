@@ -14,6 +14,7 @@ import { payloadFingerprint } from './idempotency';
 import { TaskIdSequence } from './task-ids';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
+  intOption,
   isIntIn,
   submitFieldsValid,
   validatePayload,
@@ -55,7 +56,7 @@ export class PriorityQueue {
     this.newId = store.newTaskId !== undefined ? () => store.newTaskId!() : () => taskIds.next();
     this.registry = options.registry;
     this.events = options.events ?? new TaskEvents();
-    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.maxPayloadBytes = intOption('maxPayloadBytes', options.maxPayloadBytes, DEFAULT_MAX_PAYLOAD_BYTES, 1);
   }
 
   async submit<P = unknown>(input: SubmitInput<P>): Promise<Task<P>> {

@@ -2,6 +2,8 @@ import { Injectable, Optional, type BeforeApplicationShutdown, type OnApplicatio
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { ConfigurationError } from '../core/errors';
 import { Messages } from '../core/messages';
+import { MAX_TIMER_MS } from '../core/timers';
+import { intOption, MAX_DURATION_MS } from '../core/validation';
 import { Worker } from '../core/worker';
 import { DEFAULT_QUEUE_NAME } from './priority-queue.constants';
 import { PriorityQueueRegistry } from './priority-queue.registry';
@@ -77,11 +79,12 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
 
   private async start(h: QueueHandle): Promise<void> {
     const w = h.options.workers ?? {};
-    const retention = h.options.retentionMs ?? DEFAULT_RETENTION_MS;
+    const retention = intOption('retentionMs', h.options.retentionMs, DEFAULT_RETENTION_MS, 0, MAX_DURATION_MS);
+    const purgeEveryMs = intOption('purgeEveryMs', h.options.purgeEveryMs, 60_000, 1, MAX_TIMER_MS);
     if (retention > 0) {
       const name = `priority-queue:purge:${h.name}:${this.tag}`;
       this.purges.set(h.name, name);
-      this.timers!.addInterval(name, () => void this.purge(h, retention), h.options.purgeEveryMs ?? 60_000);
+      this.timers!.addInterval(name, () => void this.purge(h, retention), purgeEveryMs);
     }
     if (h.handlers === 0) return; // nothing to run here: a worker would only claim and hand back
     const log = this.queues.log;
