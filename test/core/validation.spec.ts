@@ -5,6 +5,7 @@ import {
   isIntIn,
   isKey,
   MAX_PAYLOAD_DEPTH,
+  TaskEvents,
   TaskTypeRegistry,
   validatePayload,
   validatePriority,
@@ -12,6 +13,7 @@ import {
   validateTaskId,
   PriorityQueue,
   ValidationError,
+  waitForTask,
   type SubmitInput,
   type TaskStore,
 } from 'nestjs-priority-queue/core';
@@ -277,6 +279,15 @@ describe('integer settings (intOption) and keys with a length (isKey)', () => {
     for (const v of [null, 0, 4, 2.5, '2', Number.NaN]) expect(() => intOption('x', v, 7, 1, 3)).toThrow(ValidationError);
     expect(() => intOption('x', undefined, null, 1)).toThrow(/^Invalid option x = undefined: expected an integer >= 1\.$/);
     expect(isIntIn(2 ** 53, 0, Number.MAX_SAFE_INTEGER)).toBe(false);
+  });
+
+  it('waitForTask refuses a malformed id as get does, before reading the store', async () => {
+    let reads = 0;
+    const src = { get: async () => (reads++, null), events: new TaskEvents() };
+    for (const id of ['', 'a\ud800', 'x'.repeat(256), 'a\u0000b', 7]) {
+      await expect(waitForTask(src, id as string, { timeoutMs: 1000 })).rejects.toThrow(/^Invalid task id: got /);
+    }
+    expect(reads).toBe(0);
   });
 
   it('isKey takes a shorter maximum length', () => {

@@ -1,9 +1,8 @@
-import { TaskNotFoundError, ValidationError, WaitTimeoutError } from './errors';
+import { TaskNotFoundError, WaitTimeoutError } from './errors';
 import type { TaskEvents } from './events';
 import type { TransportSubscriber } from './event-transport.port';
-import { Messages } from './messages';
 import { MAX_TIMER_MS } from './timers';
-import { intOption } from './validation';
+import { intOption, validateTaskId } from './validation';
 import { isTerminal, type Task } from './task';
 
 export interface WaitForOptions {
@@ -23,7 +22,6 @@ export interface WaitForSources {
   subscribe?(subscriber: TransportSubscriber): Promise<() => void>;
 }
 
-
 /**
  * Resolves with the task once it is terminal. Listens to this process's events and the queue's
  * cross-process events, and re-reads the task on every hint (a transition of it, a transport
@@ -32,10 +30,10 @@ export interface WaitForSources {
  * after timeoutMs.
  */
 export function waitForTask(src: WaitForSources, id: string, options: WaitForOptions = {}): Promise<Task> {
-  if (typeof id !== 'string' || id.length === 0) return Promise.reject(new ValidationError(Messages.invalidOption('id', JSON.stringify(id), 'a non-empty task id string'), ['id']));
   const { timeoutMs, signal } = options ?? {};
   let pollMs: number;
   try {
+    validateTaskId(id);
     if (timeoutMs !== undefined) intOption('timeoutMs', timeoutMs, null, 1, MAX_TIMER_MS);
     pollMs = intOption('pollMs', options?.pollMs, 1000, 10, MAX_TIMER_MS);
   } catch (e) {
