@@ -31,8 +31,9 @@ export interface WorkerOptions {
   batchSize?: number;
   /**
    * Claim calls that may be in flight at once (each for slots no other one asked for): with 2,
-   * the next claim is on its way while the previous one's answer is still coming, which keeps a
-   * store with costly round trips busy. Default 1.
+   * the next claim is on its way while the previous one's answer is still coming. Default 1.
+   * Set 2 together with `prefetch` when a worker on a Redis or SQL store waits for its claims
+   * (handlers shorter than a claim's round trip); the memory store has no round trip to hide.
    */
   claimsInFlight?: number;
   /** Lease length; renewed every leaseMs/3 while a handler runs. Default 30 s. */
