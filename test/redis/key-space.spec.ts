@@ -100,12 +100,12 @@ describe('Redis key space of a prefix and queue', () => {
     expect(bases.size).toBe(120 * 120);
   });
 
-  it('names without : or \\ keep the keys they had; names with a lone surrogate or a brace are refused', () => {
+  it('names without : or \\ keep the keys they had; names with a lone surrogate, a brace or a control character, empty or too long are refused', () => {
     expect(queueKeys('pq', 'default').base).toBe('{pq:default}:');
     expect(queueKeys('my-app.prod', 'ocr jobs').legacyBase).toBeNull();
     expect(queueKeys('shop:eu', 'mail')).toMatchObject({ base: '{shop\\:eu:mail}:', legacyBase: '{shop:eu:mail}:' });
     expect(queueKeys('shop', 'eu:mail')).toMatchObject({ base: '{shop:eu\\:mail}:', legacyBase: '{shop:eu:mail}:' });
-    for (const [prefix, queue] of [['a\ud800', 'q'], ['a', '\udc00'], ['a{b', 'q'], ['a', 'q}'], ['', 'q']]) {
+    for (const [prefix, queue] of [['a\ud800', 'q'], ['a', '\udc00'], ['a{b', 'q'], ['a', 'q}'], ['', 'q'], ['a\u0000', 'q'], ['a', 'q\n'], ['a', 'q'.repeat(256)]]) {
       expect(() => new RedisTaskStore({ connection: redis.conn, prefix, queue })).toThrow(ValidationError);
     }
   });

@@ -57,13 +57,6 @@ function IsKey(): PropertyDecorator {
   });
 }
 
-/** Whether a string is well-formed UTF-16 (no lone surrogate: every driver could send it as UTF-8). */
-export function isWellFormed(s: string): boolean {
-  return !LONE_SURROGATE.test(s);
-}
-
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * Whether `v` is a valid id, key or name: a well-formed string of 1 to `max` (default 255) UTF-16
  * units without control characters.

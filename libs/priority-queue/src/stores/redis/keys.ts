@@ -1,6 +1,6 @@
 import { ValidationError } from '../../core/errors';
 import { Messages } from '../../core/messages';
-import { isWellFormed } from '../../core/validation';
+import { isKey } from '../../core/validation';
 
 /**
  * Every Redis key of a queue, built here and nowhere else.
@@ -127,9 +127,10 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     ['prefix', prefix],
     ['queue', queue],
   ] as const) {
-    // a lone surrogate would reach Redis as U+FFFD: two names, one key space
-    if (typeof v !== 'string' || !v || /[{}]/.test(v) || !isWellFormed(v)) {
-      throw new ValidationError(Messages.invalidOption(what, JSON.stringify(v), 'a non-empty string without { or } or lone UTF-16 surrogates'));
+    // the key rule of ids and keys (a lone surrogate would reach Redis as U+FFFD: two names, one
+    // key space), and no brace: the hash tag ends at the first }
+    if (!isKey(v) || /[{}]/.test(v)) {
+      throw new ValidationError(Messages.invalidOption(what, JSON.stringify(v), 'a string of 1 to 255 characters without { or }, control characters or lone UTF-16 surrogates'));
     }
   }
   const base = `{${tagPart(prefix)}:${tagPart(queue)}}:`;
