@@ -28,7 +28,6 @@
  * 200,000), BENCH_CLAIMS (claims per cost measurement, default 50,000), BENCH_BATCH (claim batch,
  * default 64). Exit code 1 when a target is missed.
  */
-import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from 'nestjs-priority-queue/core';
@@ -96,19 +95,12 @@ function mapGetNs(n: number, lookups = 1_000_000): number {
   return x > 0 ? ns : ns;
 }
 
-/** Task ids as PriorityQueue makes them (a random prefix and a counter, flat strings), for the store-alone rows. */
-let idCounter = 0;
-const ID_PREFIX = randomUUID().slice(0, 24);
-function taskId(): string {
-  const s = ID_PREFIX + (++idCounter).toString(16).padStart(12, '0');
-  return String.fromCharCode.apply(null, Array.from(s, (c) => c.charCodeAt(0)));
-}
-
+/** Tasks as PriorityQueue hands them to the store: ids from store.newTaskId(). */
 function newTasks(s: Setup, n: number): NewTask[] {
   const out = new Array<NewTask>(n);
   for (let i = 0; i < n; i++) {
     const x = s.input();
-    out[i] = { id: taskId(), idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 5, idempotent: true };
+    out[i] = { id: s.store.newTaskId(), idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 5, idempotent: true };
   }
   return out;
 }
