@@ -2,7 +2,6 @@ import type { Fairness } from '../core/fairness';
 import type { TaskTypeOptions } from '../core/handler';
 import type { StoreBackend } from '../core/store-backend';
 import type { TaskStore } from '../core/task-store.port';
-import type { WorkerOptions } from '../core/worker';
 
 /**
  * Which store holds the tasks, as plain configuration (the form of the first releases; the typed
@@ -30,11 +29,25 @@ export type StoreConfig =
       agingIntervalMs?: number;
     };
 
-/** A queue's worker in this process: the core Worker's settings (core/worker.ts), and whether it runs. */
-export interface WorkerModuleOptions
-  extends Pick<WorkerOptions, 'concurrency' | 'prefetch' | 'batchSize' | 'claimsInFlight' | 'leaseMs' | 'idlePollMs' | 'recoverEveryMs' | 'shutdownGraceMs'> {
+export interface WorkerModuleOptions {
   /** Run handlers in this process (default true). A producer-only API process sets false. */
   enabled?: boolean;
+  concurrency?: number;
+  /**
+   * Claimed tasks held (leased, renewed) while they wait for a free handler slot: higher
+   * throughput on SQL/Redis stores, at the cost of strict start order across claims. Default 0.
+   */
+  prefetch?: number;
+  batchSize?: number;
+  /**
+   * Claim calls in flight at once (default 1). Set 2 together with `prefetch` when a worker on a
+   * Redis or SQL store waits for its claims (handlers shorter than a claim's round trip).
+   */
+  claimsInFlight?: number;
+  leaseMs?: number;
+  idlePollMs?: number;
+  recoverEveryMs?: number;
+  shutdownGraceMs?: number;
 }
 
 /** Options of one queue (forRoot's default queue, or a registerQueue queue). */
