@@ -6,9 +6,10 @@
 -- claim-submissions.pg.ts fills them in), 0 = the one row that carries the next wake-up hint.
 --
 -- Mirrors, and is held to the reference model by the model-based test with the rest of the store:
--- - the lane loop: selectClaims (stores/typeorm/claim-loop.ts): best ready lane first, a refused
---   lane parked without reading its tasks, claims until the batch is full or no lane is ready;
--- - admission: refusal / consume (stores/typeorm/lane-admission.ts), the limits of
+-- - the lane loop: claimFromLanes (core/claim-loop.ts), as the generic SQL path runs it
+--   (stores/typeorm/claim-loop.ts): best ready lane first, a refused lane parked without reading
+--   its tasks, claims until the batch is full or no lane is ready;
+-- - admission: laneRefusalReason / consumeRoom (core/lane-admission.ts), the limits of
 --   core/admission.ts (effectiveAccountLimit, effectiveTenantQuota, effectiveConcurrencyKeyLimit);
 -- - GCRA: gcra / effectiveBurst (core/admission.ts), the v_tat loop of step 5;
 -- - the order key: compareOrder (core/order-key.ts) as (k1, k2, run_at, created_at, seq).

@@ -1,7 +1,7 @@
 -- {{prefix}}complete_leased(queue, nows, ids, tids, leases, versions, statuses, results, errors,
 -- attempts): a batch of complete() calls in one round trip (sql/complete-batch.ts gathers the
 -- calls of one event-loop turn), in two kinds:
--- - a call whose task this store claimed (pg-lease-cache.ts) carries the row's ctid: the row is
+-- - a call whose task this store claimed (its LeaseCache, stores/shared/lease-cache.ts) carries the row's ctid: the row is
 --   found by a TID scan (fence, id and queue re-checked on it) and only (kind 1, id,
 --   finished_at) comes back, the client has the rest;
 -- - any other call (tid NULL): the row by the primary key, returned whole (kind 2).
