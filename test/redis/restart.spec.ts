@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { TaskStatus } from '../../libs/priority-queue/src/core';
 import { applyLimits, auditDir, createAll, noopTask, waitTerminal } from './support/fixtures';
-import { startWorkerProcess, stopWorkerProcess } from './support/worker-pool';
+import { startWorkerProcess } from './support/worker-pool';
 import { useRedisWorkerEnv } from './support/redis-worker-env';
 
 /**

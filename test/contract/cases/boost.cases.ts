@@ -1,6 +1,6 @@
 import { fenceOf, NotSupportedByStoreError, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmissionClaim } from 'nestjs-priority-queue/core';
 import type { ContractContext } from '../task-store.contract';
-import { ids, rng, T0, type Harness } from '../harness';
+import { ids, rng, T0 } from '../harness';
 
 const M = 1_000_000;
 

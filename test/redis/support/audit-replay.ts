@@ -1,5 +1,4 @@
 import { compareOrder, laneKey, type Task } from '../../../libs/priority-queue/src/core';
-import type { AuditLine } from './worker-pool';
 
 /**
  * Replays the audit log of a multi-process run against the limits it ran under (DESIGN §3) and
