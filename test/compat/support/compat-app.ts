@@ -1,16 +1,17 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Combination } from '../matrix';
 import { stepsFor, stepsIndexSource } from '../steps';
 import { cacheKey, cached } from './cache';
+import { prebuildInstallRc, sqlitePrebuilds } from './native-prebuilds';
 import type { Runtime } from './node-runtime';
 import { CompatFailure, run, runOrFail, type RunResult } from './run';
 import type { PackedLibrary } from './tarball';
 
 const TEMPLATE = join(__dirname, '..', 'app');
 /** Bump when the generated package.json changes shape (it is part of the install cache key). */
-const APP_LAYOUT = 1;
+const APP_LAYOUT = 2;
 const RESULT_MARKER = 'PQ-COMPAT-RESULT ';
 
 export interface StepResult {
@@ -72,6 +73,8 @@ function tsconfig(c: Combination): string {
  * installed with a plain `npm install` next to the combination's pinned dependencies, compiled
  * with its own TypeScript, then run. The install is cached by pins and Node.js version (the
  * cached tree is copied and `npm install` run again, which only swaps in the new tarball).
+ * better-sqlite3's install script finds its binary prebuilt once per Node.js ABI
+ * (support/native-prebuilds.ts) instead of compiling SQLite in every app.
  */
 export class CompatApp {
   readonly what: string;
@@ -90,9 +93,16 @@ export class CompatApp {
     const rt = this.runtime;
     const installStarted = Date.now();
     const key = cacheKey({ deps: c.dependencies, overrides: c.overrides, type: c.moduleType, node: rt.version, layout: APP_LAYOUT });
+    const sqlite = c.dependencies['better-sqlite3'];
+    const prebuilds = sqlite ? await sqlitePrebuilds(rt, sqlite) : null;
     const base = await cached(`app-${c.id}-node${rt.version}-${key}`, async (tmp) => {
       writeFileSync(join(tmp, 'package.json'), packageJson(c, this.lib));
-      await runOrFail(this.what, 'npm install (first, cached afterwards)', rt.npm[0], [rt.npm[1], 'install'], { cwd: tmp, env: rt.env, timeoutMs: 15 * 60_000 });
+      if (prebuilds) writeFileSync(join(tmp, '.prebuild-installrc'), prebuildInstallRc(prebuilds));
+      const install = await runOrFail(this.what, 'npm install (first, cached afterwards)', rt.npm[0], [rt.npm[1], 'install'], { cwd: tmp, env: rt.env, timeoutMs: 15 * 60_000 });
+      // a compile here means the prebuilt was not taken: every cold run would pay minutes per app
+      if (prebuilds && existsSync(join(tmp, 'node_modules', 'better-sqlite3', 'build', 'Release', 'obj.target'))) {
+        throw new CompatFailure(this.what, 'npm install (first, cached afterwards)', 'npm install', install, `better-sqlite3 was compiled instead of unpacked from ${prebuilds.dir}`);
+      }
     });
     const dir = mkdtempSync(join(tmpdir(), `pq-compat-${c.id}-`));
     this.dir = dir;
