@@ -8,7 +8,7 @@ import { nodeRuntime, type Runtime } from './node-runtime';
 import { runOrFail } from './run';
 import { packLibrary, REPO_ROOT, type PackedLibrary } from './tarball';
 
-/** A cold first run installs and compiles native modules: generous, once per pin set. */
+/** A cold first run downloads the apps' packages and compiles better-sqlite3 once per Node.js ABI: generous. */
 const APP_TIMEOUT_MS = 20 * 60_000;
 
 /**

@@ -20,10 +20,10 @@ export interface Runtime {
 let compilerCache: NodeJS.ProcessEnv | undefined;
 
 /**
- * Native modules (better-sqlite3) are compiled by every cold install, once per app and Node.js
- * version: the same SQLite amalgamation each time. With ccache (Debian package `ccache`,
- * installed when running as root) the compiles after the first are cache hits. Without it the
- * installs still work, only slower.
+ * better-sqlite3 is compiled at most once per Node.js ABI and cache (support/native-prebuilds.ts;
+ * the system Node.js reuses the workspace's binary). With ccache (Debian package `ccache`,
+ * installed when running as root) a compile after the cache was wiped is a cache hit; without
+ * it the compile still works, only slower. A source build the apps fall back to uses it too.
  */
 function compilerCacheEnv(): NodeJS.ProcessEnv {
   if (!compilerCache) {
