@@ -216,10 +216,43 @@ export interface TaskStore {
   query(query: TaskQuery): Promise<TaskPage>;
 
   /**
+   * Optional: recoverExpired under the queue's sweep lease, so that the workers of a queue (in
+   * any number of processes) sweep once per lease period between them, not once each:
+   * - a sweep lease is live (taken by anyone, this caller included, less than its leaseMs ago
+   *   in store time): returns null and changes nothing;
+   * - else nothing is due for recovery (no task recoverExpired would change): returns [] and
+   *   takes no lease;
+   * - else takes the lease (until now + leaseMs, `owner` recorded) and recovers as
+   *   recoverExpired(limit) does, returning its transitions.
+   * The lease is never released: it lapses, so a holder that dies delays the next sweep by at
+   * most leaseMs. Stores without it: every worker calls recoverExpired.
+   */
+  sweepExpired?(request: SweepRequest): Promise<Transition[] | null>;
+
+  /**
    * Optional: calls `listener` soon after work may have become claimable anywhere in the
-   * cluster (a create, a freed slot, a resume). Returns an unsubscribe function.
+   * cluster (a create, a freed slot, a resume, a recovered task), and once after a lost
+   * connection is back (what was sent meanwhile is lost). Returns an unsubscribe function.
+   * Calls may be spurious; a wake-up may be lost (a pub/sub message is sent once): workers
+   * keep a slow safety poll (see idlePollMs).
    */
   subscribe?(listener: () => void): Promise<() => Promise<void>>;
+
+  /**
+   * Optional: the safety poll this store advises for idle workers (their default idlePollMs,
+   * ms): long when subscribe() reads durable state on a timer and so cannot miss a change.
+   * Unset: 5 s with subscribe(), 250 ms without.
+   */
+  readonly idlePollMs?: number;
+}
+
+export interface SweepRequest {
+  /** Recorded with the lease (who swept last). */
+  owner: string;
+  /** Length of the lease; a worker passes its sweep period. */
+  leaseMs: number;
+  /** Most tasks recovered, as recoverExpired's limit. */
+  limit: number;
 }
 
 export interface CreateResult {

@@ -1,58 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TaskEvents } from './events';
-import { SweepCancels } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
-import { TaskRun, type TaskRunContext, type WorkerObserver } from './task-run';
+import { Sweeper } from './sweeper';
+import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
-import { MAX_TIMER_MS, NodeTimerHost, type TimerHost } from './timers';
-import { intOption } from './validation';
+import { NodeTimerHost, type TimerHost } from './timers';
+import { CLOCK_RESYNC_MS, workerSettings, type WorkerOptions } from './worker-options';
 
-export interface WorkerOptions {
-  store: TaskStore;
-  registry: TaskTypeRegistry;
-  events?: TaskEvents;
-  /** Lease owner name; default host:pid:random. */
-  owner?: string;
-  /** Most handler calls (submits + polls) at once. Default 16. */
-  concurrency?: number;
-  /**
-   * Claimed tasks held locally, leased (and renewed) while they wait for a free handler slot, so
-   * that the next batch is on hand when handlers finish: fewer, larger claims on stores with
-   * costly round trips. Default 0 (off): with prefetch, a task submitted later with a higher
-   * priority can start after up to `prefetch` tasks this worker already claimed, and a claimed
-   * task waits locally while another worker may have a free slot. At stop(), tasks that did not
-   * start are released back to the queue untouched (store.release: no attempt counted, runAt and
-   * place in the order kept).
-   */
-  prefetch?: number;
-  /** Most claims per store call. Default = concurrency + prefetch. */
-  batchSize?: number;
-  /**
-   * Claim calls that may be in flight at once (each for slots no other one asked for): with 2,
-   * the next claim is on its way while the previous one's answer is still coming. Default 1.
-   * Set 2 together with `prefetch` when a worker on a Redis or SQL store waits for its claims
-   * (handlers shorter than a claim's round trip); the memory store has no round trip to hide.
-   */
-  claimsInFlight?: number;
-  /** Lease length; renewed every leaseMs/3 while a handler runs. Default 30 s. */
-  leaseMs?: number;
-  /** Fallback poll when idle; store.subscribe() wakes the worker earlier. Default 250 ms. */
-  idlePollMs?: number;
-  /** Period of the recoverExpired sweep. Default 1 s. */
-  recoverEveryMs?: number;
-  /** How long stop() waits for running handlers. Default 10 s. */
-  shutdownGraceMs?: number;
-  /** Unique name of this worker's timers in the timer host. Default `priority-queue:<owner>`. */
-  name?: string;
-  timers?: TimerHost;
-  random?: () => number;
-  /** Called with errors the loop survives (store unreachable, a listener failing...). */
-  onError?: (error: unknown) => void;
-  /** Told of handler errors and lost leases (for logs). */
-  observer?: WorkerObserver;
-}
+export type { WorkerOptions } from './worker-options';
 
 interface ActiveRun {
   run: TaskRun;
@@ -76,14 +33,11 @@ export class Worker {
   private readonly batchSize: number;
   private readonly prefetch: number;
   private readonly claimsInFlight: number;
-  /**
-   * While handlers run, a finished handler triggers a claim only once this many slots are free
-   * (a quarter of batchSize), so a store with costly round trips claims in batches; timers
-   * (idlePollMs, due times) always claim.
-   */
   private readonly minBatch: number;
   private readonly leaseMs: number;
   private readonly idlePollMs: number;
+  /** Claim rounds while runs are active, and the cadence of the poll checks of soft wakes. */
+  private readonly busyPollMs: number;
   private readonly recoverEveryMs: number;
   private readonly graceMs: number;
   private readonly name: string;
@@ -115,16 +69,18 @@ export class Worker {
    * finished handler, so a busy worker saves one round trip per claim.
    */
   private nextPollCheck = 0;
+  /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
+  private lastPollRound = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
   /**
-   * storeNow - Date.now(), read before the first claim and refreshed at each sweep, to turn
+   * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
    * store times into local delays (deadlines, due times) and to tell whether a lease expired.
    */
   private clockOffset = 0;
   private clockSynced = false;
-  /** Provider cancel hooks of the tasks the recovery sweep timed out between polls. */
-  private readonly sweepCancels: SweepCancels;
-  private recovering = false;
+  /** Local time of the last clock read. */
+  private clockSyncedAt = 0;
+  private readonly sweeper: Sweeper;
   /** One timer renews the leases of all running handlers; it exists while runs are active. */
   private renewTimer: NodeJS.Timeout | null = null;
   private readonly runContext: TaskRunContext;
@@ -134,20 +90,31 @@ export class Worker {
     this.registry = options.registry;
     this.events = options.events ?? new TaskEvents();
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    this.concurrency = intOption('concurrency', options.concurrency, 16, 1);
-    this.prefetch = intOption('prefetch', options.prefetch, 0, 0);
-    this.claimsInFlight = intOption('claimsInFlight', options.claimsInFlight, 1, 1);
-    this.batchSize = intOption('batchSize', options.batchSize, this.concurrency + this.prefetch, 1);
-    this.minBatch = Math.max(1, Math.floor(this.batchSize / 4));
-    this.leaseMs = intOption('leaseMs', options.leaseMs, 30_000, 1, MAX_TIMER_MS);
-    this.idlePollMs = intOption('idlePollMs', options.idlePollMs, 250, 1, MAX_TIMER_MS);
-    this.recoverEveryMs = intOption('recoverEveryMs', options.recoverEveryMs, 1000, 1, MAX_TIMER_MS);
-    this.graceMs = intOption('shutdownGraceMs', options.shutdownGraceMs, 10_000, 0, MAX_TIMER_MS);
+    const o = workerSettings(options);
+    this.concurrency = o.concurrency;
+    this.prefetch = o.prefetch;
+    this.claimsInFlight = o.claimsInFlight;
+    this.batchSize = o.batchSize;
+    this.minBatch = o.minBatch;
+    this.leaseMs = o.leaseMs;
+    this.idlePollMs = o.idlePollMs;
+    this.busyPollMs = o.busyPollMs;
+    this.recoverEveryMs = o.recoverEveryMs;
+    this.graceMs = o.graceMs;
     this.name = options.name ?? `priority-queue:${this.owner}`;
     this.timers = options.timers ?? new NodeTimerHost();
     this.random = options.random ?? Math.random;
     this.onError = options.onError ?? (() => undefined);
-    this.sweepCancels = new SweepCancels(this.registry, this.onError);
+    this.sweeper = new Sweeper({
+      store: this.store,
+      registry: this.registry,
+      events: this.events,
+      owner: this.owner,
+      periodMs: this.recoverEveryMs,
+      onError: this.onError,
+      syncClock: (always) => (always || Date.now() - this.clockSyncedAt >= CLOCK_RESYNC_MS ? this.syncClock() : Promise.resolve()),
+      changed: () => this.wake(),
+    });
     this.runContext = {
       store: this.store,
       registry: this.registry,
@@ -176,8 +143,8 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.syncClock();
-    this.timers.addInterval(`${this.name}:poll`, () => this.wake(true), this.idlePollMs);
-    this.timers.addInterval(`${this.name}:recover`, () => void this.sweep(), this.recoverEveryMs);
+    this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
+    this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
       this.unsubscribe = await this.store.subscribe(() => this.wake(false));
     }
@@ -206,75 +173,71 @@ export class Worker {
   async tick(force = true): Promise<number> {
     if (this.stopping) return 0;
     if (!this.clockSynced) await this.syncClock();
-    let free = this.freeSlots();
+    const free = this.freeSlots();
     if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) return 0;
-    let dispatched = 0;
-    // polls are never prefetched: only slots free now
-    const pollSlots = Math.min(free, this.concurrency - this.busy.size - this.queued.length);
-    if (pollSlots > 0 && (force || Date.now() >= this.nextPollCheck)) {
-      const limit = Math.min(pollSlots, this.batchSize);
-      this.reserved += limit;
-      let polls: Task[];
-      try {
-        polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
-      } finally {
-        this.reserved -= limit;
-      }
-      for (const t of polls) this.dispatch(t, 'poll');
-      dispatched += polls.length;
-      if (polls.length < limit) this.nextPollCheck = Date.now() + this.idlePollMs;
-      free = this.freeSlots(); // other claims may have reserved slots meanwhile
+    // a timer's round claims polls first (they are due); a wake-up's round claims submissions
+    // first (what it announces, most often: the new task starts one round trip sooner)
+    if (force) return (await this.claimPollsNow(true)) + (await this.claimSubmissionsNow());
+    return (await this.claimSubmissionsNow()) + (await this.claimPollsNow(false));
+  }
+
+  /** claimPolls for the handler slots free now (polls are never prefetched); a soft round only every busyPollMs. */
+  private async claimPollsNow(force: boolean): Promise<number> {
+    const pollSlots = Math.min(this.freeSlots(), this.concurrency - this.busy.size - this.queued.length);
+    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return 0;
+    this.lastPollRound = Date.now();
+    const limit = Math.min(pollSlots, this.batchSize);
+    this.reserved += limit;
+    let polls: Task[];
+    try {
+      polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
+    } finally {
+      this.reserved -= limit;
     }
-    if (free > 0 && !this.stopping) {
-      const limit = Math.min(free, this.batchSize);
-      this.reserved += limit;
-      let claim: SubmissionClaim;
-      try {
-        claim = await this.store.claimSubmissions({ owner: this.owner, limit, leaseMs: this.leaseMs });
-      } finally {
-        this.reserved -= limit;
-      }
-      for (const b of claim.boosted ?? []) this.events.emitBoost(b.task, b.fromPriority);
-      for (const t of claim.timedOut) this.events.emit(t, TaskStatus.PENDING_SUBMIT);
-      for (const t of claim.claimed) {
-        this.events.emit(t, TaskStatus.PENDING_SUBMIT);
-        this.dispatch(t, 'submit');
-      }
-      dispatched += claim.claimed.length;
-      if (claim.nextWakeAt !== null && this.started) {
-        const delay = Math.max(0, claim.nextWakeAt - (Date.now() + this.clockOffset));
-        if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(true), delay + 1);
-      }
+    for (const t of polls) this.dispatch(t, 'poll');
+    if (polls.length < limit) this.nextPollCheck = Date.now() + this.busyPollMs;
+    return polls.length;
+  }
+
+  /** claimSubmissions for every free slot (prefetch included); arms the due timer from nextWakeAt. */
+  private async claimSubmissionsNow(): Promise<number> {
+    const free = this.freeSlots(); // other claims may have reserved slots meanwhile
+    if (free <= 0 || this.stopping) return 0;
+    const limit = Math.min(free, this.batchSize);
+    this.reserved += limit;
+    let claim: SubmissionClaim;
+    try {
+      claim = await this.store.claimSubmissions({ owner: this.owner, limit, leaseMs: this.leaseMs });
+    } finally {
+      this.reserved -= limit;
     }
-    return dispatched;
+    for (const b of claim.boosted ?? []) this.events.emitBoost(b.task, b.fromPriority);
+    for (const t of claim.timedOut) this.events.emit(t, TaskStatus.PENDING_SUBMIT);
+    for (const t of claim.claimed) {
+      this.events.emit(t, TaskStatus.PENDING_SUBMIT);
+      this.dispatch(t, 'submit');
+    }
+    if (claim.nextWakeAt !== null && this.started) {
+      const delay = Math.max(0, claim.nextWakeAt - (Date.now() + this.clockOffset));
+      if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(true), delay + 1);
+    }
+    return claim.claimed.length;
   }
 
   /**
-   * Runs recoverExpired once (also on a timer after start()); calls the provider's cancel hook
-   * of the tasks it times out between polls (SweepCancels).
+   * Runs recoverExpired once, now, after reading the store clock (the timer of start() sweeps
+   * through the store's sweep lease instead); calls the provider's cancel hook of the tasks it
+   * times out between polls. Returns the number of transitions.
    */
   async sweep(): Promise<number> {
-    if (this.recovering || this.stopping) return 0;
-    this.recovering = true;
-    try {
-      await this.syncClock();
-      const transitions = await this.store.recoverExpired(1000);
-      this.events.emitTransitions(transitions);
-      this.sweepCancels.afterSweep(transitions);
-      if (transitions.length) this.wake();
-      return transitions.length;
-    } catch (e) {
-      this.onError(e);
-      return 0;
-    } finally {
-      this.recovering = false;
-    }
+    if (this.stopping) return 0;
+    return this.sweeper.run(false);
   }
 
   /** Resolves when no handler call (cancel hooks of the sweep included) is in progress. */
   async whenIdle(): Promise<void> {
-    while (this.active.size > 0 || this.sweepCancels.size > 0) {
-      await Promise.all([...[...this.active.values()].map((r) => r.done), this.sweepCancels.idle()]);
+    while (this.active.size > 0 || this.sweeper.pendingCancels > 0) {
+      await Promise.all([...[...this.active.values()].map((r) => r.done), this.sweeper.cancelsIdle()]);
     }
   }
 
@@ -289,7 +252,7 @@ export class Worker {
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));
-    while (this.rounds > 0 || this.recovering) await new Promise((r) => setTimeout(r, 5));
+    while (this.rounds > 0 || this.sweeper.busy) await new Promise((r) => setTimeout(r, 5));
     // prefetched tasks that did not start go back to the queue at once
     await Promise.all(
       this.queued.splice(0).map(async (entry) => {
@@ -332,12 +295,22 @@ export class Worker {
     }
   }
 
+  /**
+   * The poll timer (every busyPollMs): a claim round while runs are active (slots that freed
+   * are filled), else only when the last round that claimed polls is idlePollMs old (the
+   * safety poll).
+   */
+  private pollTimer(): void {
+    if (this.active.size > 0 || Date.now() - this.lastPollRound >= this.idlePollMs - this.busyPollMs / 2) this.wake(true);
+  }
+
   private async syncClock(): Promise<void> {
     try {
       const before = Date.now();
       const storeNow = await this.store.now();
       this.clockOffset = storeNow - Math.round((before + Date.now()) / 2);
       this.clockSynced = true;
+      this.clockSyncedAt = Date.now();
     } catch (e) {
       this.onError(e);
     }

@@ -23,6 +23,7 @@ import type {
   SubmissionClaim,
   StorePolicies,
   SubmittedOutcome,
+  SweepRequest,
   TaskStore,
 } from '../../core/task-store.port';
 import { validateLimitUpdate, validateTaskQuery } from '../../core/validation';
@@ -75,6 +76,8 @@ export class MemoryTaskStore implements TaskStore {
   readonly policies: StorePolicies;
   /** The store's state and the moves of a task between statuses (task-lifecycle.ts). */
   private readonly m: TaskLifecycle;
+  /** Store time until which the sweep lease is taken (sweepExpired). */
+  private sweepLeaseUntil = -Infinity;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
     const m = (this.m = new TaskLifecycle(options));
@@ -302,8 +305,22 @@ export class MemoryTaskStore implements TaskStore {
 
   async recoverExpired(limit: number): Promise<Transition[]> {
     this.m.assertOpen();
-    const t = this.m.t;
+    return this.recover(limit, this.m.clock.now()).out;
+  }
+
+  /** The sweep lease (port: sweepExpired) is a time in this store's memory: its workers share one process. */
+  async sweepExpired(request: SweepRequest): Promise<Transition[] | null> {
+    this.m.assertOpen();
     const now = this.m.clock.now();
+    if (this.sweepLeaseUntil > now) return null;
+    const { out, n } = this.recover(request.limit, now);
+    if (n > 0) this.sweepLeaseUntil = now + request.leaseMs;
+    return out;
+  }
+
+  /** One sweep at `now`: the transitions, and `n` tasks changed (polls whose lease was cleared included). */
+  private recover(limit: number, now: number): { out: Transition[]; n: number } {
+    const t = this.m.t;
     const out: Transition[] = [];
     let n = 0;
     // lost submits
@@ -333,7 +350,7 @@ export class MemoryTaskStore implements TaskStore {
       }
     }
     if (n > 0) this.m.notify();
-    return out;
+    return { out, n };
   }
 
   async purge(olderThan: number, limit: number): Promise<number> {
