@@ -67,6 +67,8 @@ export const FIXED_KEYS = [
   'lim_c',
   /** hash: defaultTenantQuota. */
   'lim_meta',
+  /** hash: the sweep lease (sweepExpired): `until` (store time, ms) and `owner` of the last sweep that took it. */
+  'sweep',
 ] as const;
 
 export type FixedKeyName = (typeof FIXED_KEYS)[number];

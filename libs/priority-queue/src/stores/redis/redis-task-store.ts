@@ -23,6 +23,7 @@ import type {
   StorePolicies,
   SubmissionClaim,
   SubmittedOutcome,
+  SweepRequest,
   TaskStore,
 } from '../../core/task-store.port';
 import {
@@ -383,7 +384,16 @@ export class RedisTaskStore implements TaskStore {
 
   async recoverExpired(limit: number): Promise<Transition[]> {
     if (limit <= 0) return [];
-    const rows = (await this.run('recover_expired', [String(limit)])) as Array<[string, string, Flat]>;
+    const rows = (await this.run('recover_expired', [String(limit), '', ''])) as Array<[string, string, Flat]>;
+    return rows.map(([from, to, flat]) => ({ from: from as TaskStatus, to: to as TaskStatus, task: decodeTask(flat) }));
+  }
+
+  /** recover_expired.lua with the queue's sweep lease (key `sweep`), in the same script call. */
+  async sweepExpired(request: SweepRequest): Promise<Transition[] | null> {
+    if (request.limit <= 0) return [];
+    const leaseMs = Math.max(1, Math.floor(request.leaseMs));
+    const rows = (await this.run('recover_expired', [String(request.limit), String(leaseMs), request.owner])) as Array<[string, string, Flat]> | number;
+    if (typeof rows === 'number') return null;
     return rows.map(([from, to, flat]) => ({ from: from as TaskStatus, to: to as TaskStatus, task: decodeTask(flat) }));
   }
 

@@ -3,8 +3,10 @@ import type { Cluster, Redis } from 'ioredis';
 /**
  * subscribe() of the Redis store: one duplicate connection per subscription listens on the
  * queue's wake channel, which scripts publish on when work may have become claimable (tasks
- * created or moved in due, slots freed, limits changed). Bursts of messages are coalesced into
- * one listener call per event-loop turn. ioredis reconnects and re-subscribes by itself.
+ * created or moved in due, slots freed, limits changed, tasks recovered). Bursts of messages
+ * are coalesced into one listener call per event-loop turn. ioredis reconnects and
+ * re-subscribes by itself; since messages published meanwhile are lost (pub/sub delivers to
+ * the connected only), the listener is called once when the connection is ready again.
  */
 export class WakeSubscriptions {
   private readonly open = new Set<Redis | Cluster>();
@@ -18,13 +20,16 @@ export class WakeSubscriptions {
     const sub = this.connection.duplicate();
     this.open.add(sub);
     let scheduled = false;
-    sub.on('message', (channel: string) => {
-      if (channel !== this.channel || scheduled) return;
+    const call = () => {
+      if (scheduled) return;
       scheduled = true;
       setImmediate(() => {
         scheduled = false;
-        listener();
+        if (this.open.has(sub)) listener();
       });
+    };
+    sub.on('message', (channel: string) => {
+      if (channel === this.channel) call();
     });
     sub.on('error', () => undefined); // reconnects on its own; errors surface on the main connection
     try {
@@ -33,6 +38,9 @@ export class WakeSubscriptions {
       await this.release(sub);
       throw e;
     }
+    // 'ready' comes again after every reconnect; ioredis sends its SUBSCRIBE right after the
+    // event, so the PING queued behind it answers once the channel is listened to again
+    sub.on('ready', () => setImmediate(() => void sub.ping().then(call, () => undefined)));
     return () => this.release(sub);
   }
 
@@ -43,6 +51,7 @@ export class WakeSubscriptions {
   private async release(sub: Redis | Cluster): Promise<void> {
     if (!this.open.delete(sub)) return;
     sub.removeAllListeners('message');
+    sub.removeAllListeners('ready');
     try {
       await sub.quit();
     } catch {

@@ -4,11 +4,21 @@
 --   CANCELED when its cancel was requested; non-idempotent -> SUBMIT_UNKNOWN. Slots freed.
 -- * SUBMITTED / RUNNING with an expired lease: lease cleared (version + 1), poll retried; not reported.
 -- * any non-terminal task past its deadline without a live lease -> TIMED_OUT (slots freed).
+-- With a sweep lease (sweepExpired): nothing at all while the lease is live; else the sweep, and
+-- when it changed anything the lease is taken until NOW + leaseMs, so that the other workers of the
+-- queue skip their sweeps until it lapses.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, deadlines, polls, delayed, ready, laneready, lanepark,
---       parkedres, pendcount, inflight_*, finished
+--       parkedres, pendcount, inflight_*, finished, sweep
 -- ARGV[4] limit
--- Returns: { { from, to, HGETALL }, ... } for the status transitions made
+-- ARGV[5] sweep lease length in ms, or '' (recoverExpired: no lease)
+-- ARGV[6] owner recorded with the lease ('' without a lease)
+-- Returns: { { from, to, HGETALL }, ... } for the status transitions made; -1 when a sweep lease is live
 local limit = tonumber(ARGV[4])
+local leaseMs = tonumber(ARGV[5])
+if leaseMs then
+  local untilAt = tonumber(redis.call('HGET', K.sweep, 'until'))
+  if untilAt and untilAt > NOW then return -1 end
+end
 local out = {}
 local touched = 0
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
@@ -67,5 +77,6 @@ while touched < limit do
     end
   end
 end
+if leaseMs and touched > 0 then redis.call('HSET', K.sweep, 'until', fmt(NOW + leaseMs), 'owner', ARGV[6]) end
 wake()
 return out
