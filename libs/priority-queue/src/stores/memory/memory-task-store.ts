@@ -95,7 +95,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.m.closed = true;
-    this.m.listeners.clear();
+    this.m.wakes.clear();
   }
 
   async now(): Promise<number> {
@@ -105,11 +105,8 @@ export class MemoryTaskStore implements TaskStore {
 
   async subscribe(listener: () => void): Promise<() => Promise<void>> {
     this.m.assertOpen();
-    const own = () => listener();
-    this.m.listeners.add(own);
-    return async () => {
-      this.m.listeners.delete(own);
-    };
+    const off = this.m.wakes.add(listener);
+    return async () => void off();
   }
 
   // ---------------------------------------------------------------- create / read

@@ -5,6 +5,7 @@ import { InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError
 import { DEFAULT_HISTORY_LIMIT } from '../../core/history';
 import { scopeOf, type IdempotencyScope } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
+import { LocalWakes } from '../../core/local-wakes';
 import { TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type { Fairness } from '../../core/fairness';
 import { systemClock, type Clock, type CreateResult, type StoreOptions, type StorePolicies } from '../../core/task-store.port';
@@ -129,8 +130,8 @@ export class TaskLifecycle {
   private maxCreatedAt = -Infinity;
   /** Number of the last lease handed out (task-table.ts LEASE_ID), below LEASE_NUMBERS. */
   private leaseCounter = 0;
-  readonly listeners = new Set<() => void>();
-  private notifyPending = false;
+  /** The store's subscribers (port: subscribe), called once per event-loop turn of notify(). */
+  readonly wakes = new LocalWakes();
 
   constructor(options: MemoryTaskStoreOptions = {}) {
     const order = validateOrderOptions(options);
@@ -420,18 +421,7 @@ export class TaskLifecycle {
   }
 
   notify(): void {
-    if (this.notifyPending || this.listeners.size === 0) return;
-    this.notifyPending = true;
-    setImmediate(() => {
-      this.notifyPending = false;
-      for (const l of [...this.listeners]) {
-        try {
-          l();
-        } catch {
-          // a listener's failure is its own; the store goes on
-        }
-      }
-    });
+    this.wakes.notify();
   }
 }
 
