@@ -13,6 +13,8 @@ export interface TableNames {
   /** PostgreSQL only: lanes that got tasks created due, see schema/postgres/1-tables.sql. */
   laneMarks: string;
   queues: string;
+  /** The sweep lease of each queue, see sql/sweep-lease.ts. */
+  sweeps: string;
   schemaVersion: string;
 }
 
@@ -37,6 +39,7 @@ export function tableNames(prefix: string): TableNames {
     stageMarks: `${prefix}stage_marks`,
     laneMarks: `${prefix}lane_marks`,
     queues: `${prefix}queues`,
+    sweeps: `${prefix}sweeps`,
     schemaVersion: `${prefix}schema_version`,
   };
 }

@@ -26,8 +26,13 @@ import type {
   StorePolicies,
   SubmissionClaim,
   SubmittedOutcome,
+  SweepRequest,
   TaskStore,
 } from '../../core/task-store.port';
+import { ChangeWatcher } from './change-watcher';
+import type { LocalWakes } from '../../core/local-wakes';
+import { localWakes } from './local-wakes';
+import { addSweepRow, sweepExpired } from './sql/sweep-lease';
 import { claimSubmissions } from './claim-submissions';
 import { claimSubmissionsPg } from './claim-submissions.pg';
 import { q, StoreContext } from './context';
@@ -81,6 +86,14 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
    */
   historyLimit?: number;
   /**
+   * MySQL / MariaDB and SQLite: while workers are subscribed, the store reads the queue's change
+   * marks (one statement) this often to wake them for work made by other processes (ChangeWatcher):
+   * the longest such a task waits for an idle worker. Writes through this process wake its
+   * workers at once. Default 2000 ms (SQLite `:memory:`: 0); 0 = never (other processes' work
+   * is then found by the workers' safety poll, idlePollMs).
+   */
+  wakePollMs?: number;
+  /**
    * SQLite: when the database uses the default rollback journal, init() switches it to WAL
    * with synchronous = NORMAL (see sqlite-tuning.ts). Default true; false leaves it alone.
    */
@@ -88,6 +101,12 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
 }
 
 const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
+const DEFAULT_WAKE_POLL_MS = 2000;
+/**
+ * The safety poll advised to idle workers when the change watcher runs: it reads durable state,
+ * so it misses nothing a claim could find; the poll is only a backstop.
+ */
+const WATCHED_IDLE_POLL_MS = 120_000;
 
 /**
  * TaskStore on TypeORM: PostgreSQL, MySQL / MariaDB (mysql2) and SQLite (better-sqlite3).
@@ -108,6 +127,10 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly runMigrations: boolean;
   private readonly tuneSqlite: boolean;
   private listener: PgWakeListener | null = null;
+  /** This process's wake-ups of the queue (shared with the other stores of the DataSource and queue). */
+  private readonly wakes: LocalWakes;
+  /** MySQL / MariaDB and SQLite: wake-ups from other processes (null when wakePollMs is 0). */
+  private readonly watcher: ChangeWatcher | null;
   private readonly completer: CompleteBatcher | null;
   private closed = false;
 
@@ -138,6 +161,21 @@ export class TypeOrmTaskStore implements TaskStore {
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
+    this.wakes = localWakes(options.dataSource, this.ctx.channel);
+    const memoryDb = dialect.kind === 'sqlite' && (options.dataSource.options as { database?: unknown }).database === ':memory:';
+    const wakePollMs = options.wakePollMs ?? (memoryDb ? 0 : DEFAULT_WAKE_POLL_MS);
+    if (!Number.isInteger(wakePollMs) || wakePollMs < 0) throw new ValidationError(Messages.invalidOption('wakePollMs', String(wakePollMs), 'an integer >= 0'));
+    this.watcher = dialect.kind !== 'postgres' && wakePollMs > 0 ? new ChangeWatcher(this.ctx, wakePollMs) : null;
+  }
+
+  /**
+   * The safety poll advised to idle workers (port): long where the change watcher runs (it
+   * reads durable state) or where this process is the only one (SQLite `:memory:`).
+   */
+  get idlePollMs(): number | undefined {
+    if (this.ctx.d.kind === 'postgres') return undefined;
+    const memoryDb = (this.dataSource.options as { database?: unknown }).database === ':memory:';
+    return this.watcher || memoryDb ? WATCHED_IDLE_POLL_MS : undefined;
   }
 
   async init(): Promise<void> {
@@ -157,6 +195,7 @@ export class TypeOrmTaskStore implements TaskStore {
       return num(r.aging_interval_ms);
     }, { queueLock: true });
     if (stored !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+    await addSweepRow(c);
   }
 
   /** migrate: false: the schema must be there (priorityQueueMigrations() run by the app), and new enough. */
@@ -167,6 +206,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.watcher?.stop();
     await this.completer?.drain();
     const l = this.listener;
     this.listener = null;
@@ -186,7 +226,7 @@ export class TypeOrmTaskStore implements TaskStore {
     if (c.pg && tasks.every((t) => t.idempotencyKey === null)) {
       // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys)
       const payloads = tasks.map((t) => toJson(t.payload));
-      const { seqs, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0));
+      const { seqs, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0)); // NOTIFY when due
       return tasks.map((t, i) => {
         const p = payloads[i];
         return { task: newTaskRecord(t, now, seqs.get(t.id)!, p === null ? null : JSON.parse(p)), created: true };
@@ -194,7 +234,7 @@ export class TypeOrmTaskStore implements TaskStore {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await c.db.tx(async (x) => {
+        const out = await c.db.tx(async (x) => {
           const now = await c.now(x);
           const keys = [...new Set(tasks.map((t) => t.idempotencyKey).filter((k): k is string => k !== null))];
           const existing = new Map<string, Task>();
@@ -228,6 +268,8 @@ export class TypeOrmTaskStore implements TaskStore {
             return { task: clone(prior), created: false };
           });
         });
+        if (c.d.kind !== 'postgres' && out.some((r) => r.created && r.task.runAt <= r.task.createdAt)) this.wakes.notify();
+        return out;
       } catch (e) {
         if (attempt >= 5 || !c.d.isUniqueViolation(e)) throw e;
       }
@@ -312,19 +354,34 @@ export class TypeOrmTaskStore implements TaskStore {
     });
   }
 
-  release(fence: Fence): Promise<Task> {
+  async release(fence: Fence): Promise<Task> {
     this.open();
-    return releaseClaim(this.ctx, fence);
+    const task = await releaseClaim(this.ctx, fence);
+    this.wakes.notify();
+    return task;
   }
 
-  recoverExpired(limit: number): Promise<Transition[]> {
+  async recoverExpired(limit: number): Promise<Transition[]> {
     this.open();
-    return recoverExpired(this.ctx, limit);
+    const { out, changed } = await recoverExpired(this.ctx, limit);
+    if (changed) this.woke();
+    return out;
   }
 
-  cancel(id: string): Promise<Task | null> {
+  /** Through the queue's sweep lease (table `<prefix>sweeps`, sql/sweep-lease.ts). */
+  async sweepExpired(request: SweepRequest): Promise<Transition[] | null> {
     this.open();
-    return cancelTask(this.ctx, id);
+    const r = await sweepExpired(this.ctx, request);
+    if (!r) return null;
+    if (r.changed) this.woke();
+    return r.out;
+  }
+
+  async cancel(id: string): Promise<Task | null> {
+    this.open();
+    const task = await cancelTask(this.ctx, id);
+    if (task?.cancelRequested) this.woke();
+    return task;
   }
 
   changePriority(id: string, priority: number): Promise<Task> {
@@ -346,7 +403,9 @@ export class TypeOrmTaskStore implements TaskStore {
     this.open();
     // no fairness on this store yet (TaskStore.policies)
     if (update.kind === 'tenantWeight') throw new NotSupportedByStoreError(FEATURE_TENANT_WEIGHT, 'TypeOrmTaskStore');
-    return setLimits(this.ctx, update);
+    const snapshot = await setLimits(this.ctx, update); // PostgreSQL: NOTIFY in its transaction
+    if (this.ctx.d.kind !== 'postgres') this.wakes.notify();
+    return snapshot;
   }
 
   purge(olderThan: number, limit: number): Promise<number> {
@@ -382,18 +441,42 @@ export class TypeOrmTaskStore implements TaskStore {
     return storeEventTransport(this.dataSource, this.ctx.d.kind, this.tables.prefix, this.queue);
   }
 
-  get subscribe(): TaskStore['subscribe'] {
-    if (this.ctx.d.kind !== 'postgres') return undefined;
-    return async (listener: () => void) => {
-      this.open();
-      if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
-      return this.listener.add(listener);
-    };
-  }
-
   /** Transitions each task this store creates keeps; 0 = none. */
   get historyLimit(): number {
     return this.ctx.historyLimit;
+  }
+
+  /**
+   * This process's writes wake at once (LocalWakes); other processes' through PostgreSQL
+   * LISTEN/NOTIFY on a dedicated connection, or the change watcher on MySQL / MariaDB and SQLite.
+   */
+  async subscribe(listener: () => void): Promise<() => Promise<void>> {
+    this.open();
+    const offLocal = this.wakes.add(listener);
+    let offRemote: (() => Promise<void>) | null = null;
+    try {
+      if (this.ctx.d.kind === 'postgres') {
+        if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
+        offRemote = await this.listener.add(listener);
+      } else if (this.watcher) {
+        offRemote = await this.watcher.add(listener);
+      }
+    } catch (e) {
+      offLocal();
+      throw e;
+    }
+    return async () => {
+      offLocal();
+      await offRemote?.();
+    };
+  }
+
+  /**
+   * A write that may have made work claimable without a NOTIFY of its own: this process's
+   * workers are woken here; PostgreSQL's other processes got the sweep's NOTIFY (recover-expired.ts).
+   */
+  private woke(): void {
+    if (this.ctx.d.kind !== 'postgres') this.wakes.notify();
   }
 
   private open(): void {

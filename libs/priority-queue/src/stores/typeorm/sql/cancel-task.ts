@@ -2,6 +2,7 @@ import { isInFlight, TaskStatus, type Task } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
+import { notifyArgs } from './limits';
 import { keyColumn, keyOf } from './row-key';
 import { raw, sql } from './sql';
 
@@ -10,6 +11,8 @@ import { raw, sql } from './sql';
  * is a lower bound that the next claim corrects); SUBMITTING / SUBMITTED / RUNNING -> cancel
  * requested (the worker finalises it through claimPolls); terminal: unchanged.
  * Locks: the task row FOR UPDATE (a claim holding it makes us wait, then we see SUBMITTING).
+ * A cancel request wakes the workers (PostgreSQL: NOTIFY at commit; elsewhere the store wakes
+ * its process and the change watcher the others).
  */
 export async function cancelTask(c: StoreContext, id: string): Promise<Task | null> {
   return c.db.tx(async (x) => {
@@ -27,6 +30,7 @@ export async function cancelTask(c: StoreContext, id: string): Promise<Task | nu
       );
     } else if (isInFlight(status) && num(r.cancel_requested) !== 1) {
       await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
+      if (c.d.kind === 'postgres') await x.rows(...notifyArgs(c)); // claimPolls finalises it: wake the workers
     } else {
       return rowToTask(r);
     }

@@ -2,8 +2,9 @@ import { TaskStatus, type Task, type Transition } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import { chunks, num, rowToTask, TASK_COLUMNS } from '../rows';
+import { notifyArgs } from './limits';
 import { keyColumn, keyOf } from './row-key';
-import { list, raw, sql } from './sql';
+import { list, raw, sql, type Sql } from './sql';
 import { markStaged } from './stage-marks';
 
 /**
@@ -16,6 +17,8 @@ import { markStaged } from './stage-marks';
  * 2. SUBMITTED / RUNNING with an expired lease: lease cleared, the poll is retried.
  * 3. non-terminal, deadline passed, no live lease (partial index (queue, deadline_at)):
  *    TIMED_OUT, next_poll_at cleared, slots released when it held them.
+ * When it changed anything, PostgreSQL workers of every process are woken (NOTIFY, sent at
+ * commit); the caller wakes this process's (sweepExpired / the store).
  */
 type Cond = ReturnType<typeof sql>;
 
@@ -26,8 +29,13 @@ const pastDeadline = (now: unknown): Cond =>
   sql`deadline_at IS NOT NULL AND deadline_at <= ${now} AND status IN ('PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING')
     AND (lease_until IS NULL OR lease_until <= ${now})`;
 
-export async function recoverExpired(c: StoreContext, limit: number): Promise<Transition[]> {
-  if (limit <= 0 || !(await anythingExpired(c))) return [];
+export async function recoverExpired(c: StoreContext, limit: number): Promise<{ out: Transition[]; changed: boolean }> {
+  if (limit <= 0 || !(await anythingExpired(c))) return { out: [], changed: false };
+  return recoverNow(c, limit);
+}
+
+/** The sweep's transaction (sweepExpired calls it once it holds the sweep lease). */
+export function recoverNow(c: StoreContext, limit: number): Promise<{ out: Transition[]; changed: boolean }> {
   return c.db.tx(
     async (x) => {
       const now = await c.now(x);
@@ -61,8 +69,9 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
 
       // 2. expired poll leases
       const left = limit - out.length;
+      let polls: Row[] = [];
       if (left > 0) {
-        const polls = await select(lostPolls(now), left);
+        polls = await select(lostPolls(now), left);
         for (const part of chunks(polls.map((r) => keyOf(c, r)), 500)) {
           await run(
             x,
@@ -89,7 +98,9 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
           for (const r of late) out.push({ from: String(r.status) as TaskStatus, to: TaskStatus.TIMED_OUT, task: await reread(x, c, r) });
         }
       }
-      return out;
+      const changed = out.length > 0 || polls.length > 0;
+      if (changed && c.d.kind === 'postgres') await x.rows(...notifyArgs(c));
+      return { out, changed };
     },
     { queueLock: true },
   );
@@ -102,15 +113,25 @@ export async function recoverExpired(c: StoreContext, limit: number): Promise<Tr
  * completes. Anything that expires after this read is found by the next sweep.
  */
 async function anythingExpired(c: StoreContext): Promise<boolean> {
+  const [r] = await q<{ a: unknown; b: unknown; d: unknown }>(c.db, sql`SELECT ${expiredColumns(c)}`);
+  return r !== undefined && anyExpired(r);
+}
+
+/** `a`, `b`, `d`: whether anything is due for each step of the sweep, at the statement's store time. */
+export function expiredColumns(c: StoreContext): Sql {
   const T = raw(c.t.tasks);
   const now = c.nowSql();
   const any = (cond: Cond) => sql`EXISTS (SELECT 1 FROM ${T} WHERE queue = ${c.queue} AND ${cond})`;
-  const [r] = await q<{ a: unknown; b: unknown; d: unknown }>(
-    c.db,
-    sql`SELECT ${any(lostSubmits(now))} AS a, ${any(lostPolls(now))} AS b, ${any(pastDeadline(now))} AS d`,
-  );
-  const yes = (v: unknown) => v === true || Number(v) === 1;
-  return r !== undefined && (yes(r.a) || yes(r.b) || yes(r.d));
+  return sql`${any(lostSubmits(now))} AS a, ${any(lostPolls(now))} AS b, ${any(pastDeadline(now))} AS d`;
+}
+
+/** Reads the row of expiredColumns(). */
+export function anyExpired(r: { a: unknown; b: unknown; d: unknown }): boolean {
+  return isTrue(r.a) || isTrue(r.b) || isTrue(r.d);
+}
+
+export function isTrue(v: unknown): boolean {
+  return v === true || Number(v) === 1;
 }
 
 function afterLostSubmit(r: Row): TaskStatus {

@@ -113,3 +113,12 @@ CREATE TABLE IF NOT EXISTS {{prefix}}queues (
   queue VARCHAR(64) NOT NULL PRIMARY KEY,
   aging_interval_ms BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
+-- sweep that found work keeps the queue's other workers from sweeping, and who took it. init()
+-- adds the queue's row; written only by its own one-row UPDATE, never inside another transaction.
+CREATE TABLE IF NOT EXISTS {{prefix}}sweeps (
+  queue VARCHAR(64) NOT NULL PRIMARY KEY,
+  lease_until BIGINT NOT NULL,
+  owner VARCHAR(255) NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

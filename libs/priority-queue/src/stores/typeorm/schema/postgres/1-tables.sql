@@ -143,3 +143,8 @@ CREATE INDEX IF NOT EXISTS {{prefix}}lane_marks_queue ON {{prefix}}lane_marks (q
 
 -- queues: per-queue settings (the aging interval every order key depends on).
 CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue varchar(64) PRIMARY KEY, aging_interval_ms bigint NOT NULL);
+
+-- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
+-- sweep that found work keeps the queue's other workers from sweeping, and who took it. init()
+-- adds the queue's row; written only by its own one-row UPDATE, never inside another transaction.
+CREATE TABLE IF NOT EXISTS {{prefix}}sweeps (queue varchar(64) PRIMARY KEY, lease_until bigint NOT NULL, owner varchar(255) NULL);

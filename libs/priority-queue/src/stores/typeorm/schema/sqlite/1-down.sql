@@ -5,5 +5,6 @@ DROP TABLE IF EXISTS {{prefix}}releases;
 DROP TABLE IF EXISTS {{prefix}}resources;
 DROP TABLE IF EXISTS {{prefix}}lanes;
 DROP TABLE IF EXISTS {{prefix}}tasks;
+DROP TABLE IF EXISTS {{prefix}}sweeps;
 DROP TABLE IF EXISTS {{prefix}}queues;
 DROP TABLE IF EXISTS {{prefix}}schema_version;

@@ -96,3 +96,8 @@ CREATE TABLE IF NOT EXISTS {{prefix}}releases (id INTEGER PRIMARY KEY AUTOINCREM
 CREATE INDEX IF NOT EXISTS {{prefix}}releases_queue ON {{prefix}}releases (queue, id);
 
 CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue TEXT PRIMARY KEY, aging_interval_ms INTEGER NOT NULL);
+
+-- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
+-- sweep that found work keeps the queue's other workers from sweeping, and who took it. init()
+-- adds the queue's row; written only by its own one-row UPDATE, never inside another transaction.
+CREATE TABLE IF NOT EXISTS {{prefix}}sweeps (queue TEXT PRIMARY KEY, lease_until INTEGER NOT NULL, owner TEXT NULL);
