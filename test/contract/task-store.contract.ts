@@ -45,7 +45,9 @@ import { pendingCancelCases } from './cases/pending-cancel.cases';
 import { priorityChangeCases } from './cases/priority-change.cases';
 import { slotCases } from './cases/slot.cases';
 import { statsListPurgeCases } from './cases/stats-list-purge.cases';
+import { sweepCases } from './cases/sweep.cases';
 import { validationCases } from './cases/validation.cases';
+import { wakeCases } from './cases/wake.cases';
 import { Harness, T0 } from './harness';
 
 export interface StoreFactory {
@@ -120,6 +122,8 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('deadlines', () => deadlineCases(ctx));
     describe('attempts and nextPollAt (DESIGN §4)', () => attemptsCases(ctx));
     describe('stats, list, purge', () => statsListPurgeCases(ctx));
+    describe('sweepExpired: the sweep lease', () => sweepCases(ctx));
+    describe('subscribe: wake-ups', () => wakeCases(ctx));
     describe('bad input through PriorityQueue / AdmissionControl writes nothing', () => validationCases(ctx));
     describe('retry of a finished task (requeue)', () => requeueCases(ctx));
     describe('explain', () => explainCases(ctx));

@@ -297,4 +297,25 @@ describe('RedisTaskStore specifics', () => {
     await unsubscribeForeign();
     expect(foreign).toBe(0);
   });
+
+  it('wakes its subscribers once the subscriber connection is back (what was published meanwhile is lost)', async () => {
+    const store = await open({ prefix: 'rewake' });
+    let wakes = 0;
+    let woke: () => void = () => undefined;
+    const unsubscribe = await store.subscribe(() => {
+      wakes++;
+      woke();
+    });
+    const again = new Promise<void>((r) => (woke = r));
+    // the server drops every pub/sub client (as a restart or a network cut would); ioredis reconnects
+    const killed = Number(await redis.conn.call('CLIENT', 'KILL', 'TYPE', 'pubsub'));
+    expect(killed).toBeGreaterThanOrEqual(1);
+    await again;
+    expect(wakes).toBeGreaterThanOrEqual(1);
+    // and it listens again: a create is announced
+    const next = new Promise<void>((r) => (woke = r));
+    await store.create([noopTask({})]);
+    await next;
+    await unsubscribe();
+  });
 });

@@ -1,0 +1,193 @@
+/**
+ * Issue 15 §3, quiet when idle, on every store (memory, Redis, PostgreSQL, MariaDB, SQLite):
+ * - an idle worker with default settings sends about one request per second at most (its store
+ *   is real, its requests counted on its own connection, and its port calls by a wrapper);
+ * - a task submitted to an idle worker is claimed through a wake-up (safety poll out of reach);
+ * - a lost wake-up is picked up by the safety poll;
+ * - the recovery sweep runs once for the workers of a queue (a lease of one period), and a
+ *   sweep lease whose holder died lapses: recovery goes on.
+ * Nothing asserts on time: counts are upper bounds over measured intervals (a loaded machine
+ * fires timers late, never early), waits end on events.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type TaskStore, type WorkerOptions } from 'nestjs-priority-queue/core';
+import { countingStore, ManualTimers } from './support/counting-store';
+import { RealStores, type OpenedStore, type StoreKind } from './support/real-stores';
+import { sleep } from './support/run-helpers';
+
+jest.setTimeout(180_000);
+
+const stores = new RealStores();
+afterAll(() => stores.closeAll());
+
+const KINDS: StoreKind[] = ['memory', 'redis', 'postgres', 'mariadb', 'sqlite'];
+
+/** Runs support/submit-child.ts: tasks created by another process; resolves with their ids. */
+function submitFromChild(cfg: object): Promise<string[]> {
+  const root = join(__dirname, '..', '..');
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['-r', join(root, 'test', 'support', 'register.js'), join(__dirname, 'support', 'submit-child.ts')],
+      { cwd: root, env: { ...process.env, PQ_SUBMIT: JSON.stringify(cfg) } },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!))),
+    );
+  });
+}
+
+function worker(store: TaskStore, started: (id: string) => void, opts: Partial<WorkerOptions> = {}) {
+  const registry = new TaskTypeRegistry();
+  registry.register('job', {}, { run: ({ task }) => void started(task.id) }, 'IdleHandler');
+  const errors: unknown[] = [];
+  const w = new Worker({ store, registry, onError: (e) => errors.push(e), ...opts });
+  return { worker: w, registry, errors, queue: new PriorityQueue({ store, registry }) };
+}
+
+/** Resolves when the task's handler has started. */
+function startedSet() {
+  const seen = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  return {
+    started: (id: string) => {
+      seen.add(id);
+      waiting.get(id)?.();
+    },
+    until: (id: string) => (seen.has(id) ? Promise.resolve() : new Promise<void>((r) => waiting.set(id, r))),
+  };
+}
+
+describe('Idle workers with default settings', () => {
+  it('send about one request per second at most, on every store (all stores measured at once)', async () => {
+    const opened = await Promise.all(KINDS.map((k) => stores.open(k)));
+    const runs = opened.map((o) => {
+      const { store, calls } = countingStore(o.store);
+      return { o, calls, ...worker(store, () => undefined) };
+    });
+    await Promise.all(runs.map((r) => r.worker.start()));
+    await sleep(1500); // start-up: clock read, subscription, first claim round
+    const before = runs.map((r) => ({ requests: r.o.requests(), calls: r.calls.total() }));
+    const t0 = Date.now();
+    await sleep(6000);
+    const seconds = (Date.now() - t0) / 1000;
+    const after = runs.map((r, i) => ({
+      kind: r.o.kind,
+      requests: r.o.requests() - before[i].requests,
+      calls: r.calls.total() - before[i].calls,
+    }));
+    await Promise.all(runs.map((r) => r.worker.stop()));
+    // before issue 15: ~10 port calls/s on every store (claims every 250 ms, a sweep and a clock
+    // read every second), 60 SQL statements/s on MariaDB and SQLite
+    const limit = seconds + 2;
+    expect(after.filter((a) => a.requests > limit || a.calls > limit)).toEqual([]);
+    expect(runs.flatMap((r) => r.errors)).toEqual([]);
+  });
+});
+
+describe.each(KINDS)('Idle worker on %s', (kind) => {
+  it('starts a task submitted by another client through a wake-up (the safety poll is out of reach)', async () => {
+    const own = await stores.open(kind);
+    const other = await own.again(); // memory: the same store (one process)
+    const s = startedSet();
+    const { store, calls } = countingStore(own.store);
+    const w = worker(store, s.started, { idlePollMs: 3_600_000, recoverEveryMs: 3_600_000 });
+    await w.worker.start();
+    await calls.answered('claimSubmissions', 1); // the start-up round is over: idle from here on
+    const producer = new PriorityQueue({ store: other.store, registry: w.registry });
+    for (let i = 0; i < 3; i++) {
+      const t = await producer.submit({ type: 'job', payload: { i } });
+      await s.until(t.id);
+    }
+    // and from its own client (this process)
+    const t = await w.queue.submit({ type: 'job', payload: { own: true } });
+    await s.until(t.id);
+    await w.worker.stop();
+    expect(w.errors).toEqual([]);
+  });
+
+  if (kind === 'sqlite') {
+    it('starts a task submitted by another process through the change watcher', async () => {
+      const own = await stores.open(kind);
+      const s = startedSet();
+      const { store, calls } = countingStore(own.store);
+      const w = worker(store, s.started, { idlePollMs: 3_600_000, recoverEveryMs: 3_600_000 });
+      await w.worker.start();
+      await calls.answered('claimSubmissions', 1);
+      const ids = await submitFromChild({ dataSource: await stores.sqliteOptions(), tablePrefix: 'wk_', queue: (own.store as unknown as { queue: string }).queue, count: 3 });
+      for (const id of ids) await s.until(id);
+      await w.worker.stop();
+      expect(w.errors).toEqual([]);
+    });
+  }
+
+  it('a lost wake-up is picked up by the safety poll', async () => {
+    const own = await stores.open(kind);
+    const s = startedSet();
+    const { store, calls } = countingStore(own.store, { dropWakes: true });
+    const w = worker(store, s.started, { idlePollMs: 400, recoverEveryMs: 3_600_000 });
+    await w.worker.start();
+    await calls.answered('claimSubmissions', 1);
+    const t = await w.queue.submit({ type: 'job' });
+    await s.until(t.id);
+    await w.worker.stop();
+    expect(calls.wakesDropped).toBeGreaterThan(0); // the store did wake it, the wake-up was lost
+    expect(w.errors).toEqual([]);
+  });
+
+  it('four workers of a queue sweep once per period between them, and a holder that died does not stop recovery', async () => {
+    const first = await stores.open(kind);
+    const handles: OpenedStore[] = [first];
+    for (let i = 1; i < 4; i++) handles.push(await first.again());
+    // deaf workers whose timers fire by hand: they claim nothing but what their sweeps give back
+    const timers = handles.map(() => new ManualTimers());
+    const counted = handles.map((h) => countingStore(h.store, { dropWakes: true }));
+    const workers = counted.map(({ store }, i) => worker(store, () => undefined, { timers: timers[i], recoverEveryMs: 3000 }));
+    await Promise.all(workers.map((w) => w.worker.start()));
+    await Promise.all(counted.map((c) => c.calls.answered('claimSubmissions', 1))); // start-up rounds over
+    const expired = async (n: number) => {
+      const q = new PriorityQueue({ store: first.store, registry: workers[0].registry });
+      for (let i = 0; i < n; i++) await q.submit({ type: 'job', payload: { i } });
+      const claimed = await first.store.claimSubmissions({ owner: 'crashed', limit: n, leaseMs: 1 });
+      expect(claimed.claimed).toHaveLength(n);
+      const until = Math.max(...claimed.claimed.map((c) => c.leaseUntil!));
+      while ((await first.store.now()) <= until) await sleep(2);
+      return claimed.claimed.map((c) => c.id);
+    };
+    const sweeps = (c: (typeof counted)[number]) => (c.calls.by.get('sweepExpired') ?? 0) + (c.calls.by.get('recoverExpired') ?? 0);
+    const sweepAll = async () => {
+      const before = counted.map(sweeps);
+      timers.forEach((t) => t.fire('recover'));
+      await Promise.all(counted.map((c, i) => c.calls.answered('sweep', before[i] + 1)));
+    };
+
+    const lost = await expired(5);
+    await sweepAll(); // every worker's sweep timer at the same moment
+    const ran = counted.flatMap((c) => c.calls.sweepsRun);
+    expect(ran.map((r) => r.length)).toEqual([lost.length]); // one sweep, three refused by its lease
+    expect(ran[0].map((t) => t.task.id).sort()).toEqual([...lost].sort());
+    expect(ran[0].map((t) => t.to)).toEqual(lost.map(() => TaskStatus.PENDING_SUBMIT));
+    expect(counted.reduce((n, c) => n + c.calls.sweepsRefused, 0)).toBe(3);
+
+    // within the lease's period (3 s) nobody sweeps again, whatever expires meanwhile
+    const holder = counted.findIndex((c) => c.calls.sweepsRun.length === 1);
+    await workers[holder].worker.stop(); // the holder dies: its lease is never given back
+    const later = await expired(2);
+    const left = counted.filter((_, i) => i !== holder);
+    const leftTimers = timers.filter((_, i) => i !== holder);
+    const refusedBefore = left.reduce((n, c) => n + c.calls.sweepsRefused, 0);
+    for (;;) {
+      const before = left.map(sweeps);
+      leftTimers.forEach((t) => t.fire('recover'));
+      await Promise.all(left.map((c, i) => c.calls.answered('sweep', before[i] + 1)));
+      if (left.some((c) => c.calls.sweepsRun.length > 0)) break;
+      await sleep(200);
+    }
+    // the lease lapsed, one of the others swept and recovered what expired
+    const recovered = left.flatMap((c) => c.calls.sweepsRun).flat();
+    expect(recovered.map((t) => t.task.id).sort()).toEqual([...later].sort());
+    expect(recovered.map((t) => t.to)).toEqual(later.map(() => TaskStatus.PENDING_SUBMIT));
+    expect(left.reduce((n, c) => n + c.calls.sweepsRefused, 0)).toBeGreaterThan(refusedBefore); // it was held meanwhile
+    await Promise.all(workers.map((w, i) => (i === holder ? undefined : w.worker.stop())));
+    expect(workers.flatMap((w) => w.errors)).toEqual([]);
+  });
+});
