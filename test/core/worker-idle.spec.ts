@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type TaskStore, type WorkerOptions } from 'nestjs-priority-queue/core';
+import { PermanentError, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type TaskStore, type WorkerOptions } from 'nestjs-priority-queue/core';
 import { countingStore, ManualTimers } from './support/counting-store';
 import { RealStores, type OpenedStore, type StoreKind } from './support/real-stores';
 import { sleep } from './support/run-helpers';
@@ -117,6 +117,75 @@ describe.each(KINDS)('Idle worker on %s', (kind) => {
       for (const id of ids) await s.until(id);
       await w.worker.stop();
       expect(w.errors).toEqual([]);
+    });
+  }
+
+  /**
+   * Waits until the idle worker has nothing left to wake it: its claim rounds answered and, on
+   * MariaDB and SQLite, two reads of the change watcher (the only statements of an idle worker
+   * whose polls are out of reach) that woke nobody, so that a change seen late (the slots the
+   * last run gave back) cannot be taken for the next one's wake-up.
+   */
+  async function quiet(own: OpenedStore, calls: ReturnType<typeof countingStore>['calls']): Promise<void> {
+    const claims = () => calls.by.get('claimSubmissions') ?? 0;
+    await sleep(300); // wake-ups in flight (a pub/sub message, a notification)
+    await calls.answered('claimSubmissions', claims());
+    if (own.kind !== 'mariadb' && own.kind !== 'sqlite') return;
+    for (let quietReads = 0; quietReads < 2; ) {
+      await calls.answered('claimSubmissions', claims());
+      const [n, r] = [claims(), own.requests()];
+      while (own.requests() === r) await sleep(20);
+      await sleep(200); // a claim round that read set off has begun by now
+      quietReads = claims() === n ? quietReads + 1 : 0;
+    }
+  }
+
+  /**
+   * A worker whose handler fails each task's first run (FAILED at once), idle afterwards; `retry`
+   * puts the failed task back (TaskManager.retry from another client or process): the worker
+   * must start it again through a wake-up.
+   */
+  async function retriedTaskStarts(kind: StoreKind, retry: (own: OpenedStore, id: string) => Promise<void>): Promise<void> {
+    const own = await stores.open(kind);
+    const s = startedSet();
+    const runs = new Map<string, number>();
+    const { store, calls } = countingStore(own.store);
+    const w = worker(
+      store,
+      (id) => {
+        const n = (runs.get(id) ?? 0) + 1;
+        runs.set(id, n);
+        s.started(`${id}#${n}`);
+        if (n === 1) throw new PermanentError('first run fails');
+      },
+      { idlePollMs: 3_600_000, recoverEveryMs: 3_600_000 },
+    );
+    await w.worker.start();
+    await calls.answered('claimSubmissions', 1);
+    const t = await w.queue.submit({ type: 'job' });
+    await s.until(`${t.id}#1`);
+    while ((await own.store.get(t.id))?.status !== TaskStatus.FAILED) await sleep(10);
+    // let the rounds the run set off end, so that only the retry can start the task again
+    await quiet(own, calls);
+    await retry(own, t.id);
+    await s.until(`${t.id}#2`);
+    await w.worker.stop();
+    expect(runs.get(t.id)).toBe(2);
+    expect(w.errors).toEqual([]);
+  }
+
+  it('starts a task retried by another client (requeue) through a wake-up (the safety poll is out of reach)', async () => {
+    await retriedTaskStarts(kind, async (own, id) => {
+      const other = await own.again();
+      await other.store.requeue(id);
+    });
+  });
+
+  if (kind === 'sqlite') {
+    it('starts a task retried by another process through the change watcher', async () => {
+      await retriedTaskStarts(kind, async (own, id) => {
+        await submitFromChild({ dataSource: await stores.sqliteOptions(), tablePrefix: 'wk_', queue: (own.store as unknown as { queue: string }).queue, count: 0, requeue: [id] });
+      });
     });
   }
 

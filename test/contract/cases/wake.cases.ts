@@ -58,4 +58,15 @@ export function wakeCases(ctx: ContractContext): void {
     await woke;
     await l.off();
   });
+
+  it('a retry (requeue) of a finished task wakes a subscriber', async () => {
+    const h = await ctx.open();
+    const t = await h.hold({}, 100_000);
+    await h.store.complete(fenceOf(t), { status: TaskStatus.FAILED, error: 'no' });
+    const l = await listen(h);
+    const woke = l.next();
+    expect((await h.store.requeue(t.id)).to).toBe(TaskStatus.PENDING_SUBMIT);
+    await woke;
+    await l.off();
+  });
 }

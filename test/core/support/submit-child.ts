@@ -1,14 +1,15 @@
 /**
  * A producer in a process of its own (worker-idle.spec.ts): opens its own DataSource, creates
- * `count` tasks of type 'job' on the given queue one by one, prints their ids (one JSON line)
- * and exits. Config in env PQ_SUBMIT: { dataSource, tablePrefix, queue, count }.
+ * `count` tasks of type 'job' on the given queue one by one, retries (requeue) the finished
+ * tasks `requeue`, prints the ids created (one JSON line) and exits. Config in env PQ_SUBMIT:
+ * { dataSource, tablePrefix, queue, count, requeue? }.
  */
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 
 (async () => {
-  const cfg = JSON.parse(process.env.PQ_SUBMIT ?? '{}') as { dataSource: object; tablePrefix: string; queue: string; count: number };
+  const cfg = JSON.parse(process.env.PQ_SUBMIT ?? '{}') as { dataSource: object; tablePrefix: string; queue: string; count: number; requeue?: string[] };
   const ds = new DataSource(cfg.dataSource as never);
   await ds.initialize();
   const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: cfg.tablePrefix, queue: cfg.queue });
@@ -20,6 +21,7 @@ import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
     ]);
     ids.push(task.id);
   }
+  for (const id of cfg.requeue ?? []) await store.requeue(id);
   process.stdout.write(JSON.stringify(ids) + '\n');
   await store.close();
   await ds.destroy();

@@ -6,7 +6,7 @@ import { readChangeMarks, type ChangeMarks } from './sql/change-marks';
  * while anyone is subscribed, the store reads its change marks (sql/change-marks.ts, one
  * statement) every `everyMs` and calls the listeners when a claim could find something new:
  * a task created anywhere, slots given back, a lane made ready (a limit raised, a provider
- * resumed), a poll or a cancel request due. Cost: one read per period per subscribed store,
+ * resumed), a poll or a cancel request due, a staged task due (a retry, a recovered task). Cost: one read per period per subscribed store,
  * whatever the number of workers on it; a write in another process is seen within one period
  * (the store's own writes wake its process at once, see LocalWakes). It reads durable state,
  * so it misses nothing that lasts: after a failed read, the next good one calls the listeners.
@@ -79,7 +79,7 @@ export class ChangeWatcher {
   }
 }
 
-/** New tasks or releases, or a lane / a poll that became ready since the last read. */
+/** New tasks or releases, or a lane / a poll / a staged task that became ready since the last read. */
 function changed(a: ChangeMarks, b: ChangeMarks): boolean {
-  return b.seq !== a.seq || b.release !== a.release || (b.ready && !a.ready) || (b.poll && !a.poll);
+  return b.seq !== a.seq || b.release !== a.release || (b.ready && !a.ready) || (b.poll && !a.poll) || (b.staged && !a.staged);
 }

@@ -413,9 +413,12 @@ export class TypeOrmTaskStore implements TaskStore {
     return purge(this.ctx, olderThan, limit);
   }
 
-  requeue(id: string): Promise<Transition> {
+  /** PostgreSQL: NOTIFY in its transaction; this process's workers are woken here. */
+  async requeue(id: string): Promise<Transition> {
     this.open();
-    return requeue(this.ctx, id);
+    const tr = await requeue(this.ctx, id);
+    this.woke();
+    return tr;
   }
 
   explain(id: string): Promise<TaskExplanation> {
