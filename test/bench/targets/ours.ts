@@ -102,7 +102,7 @@ export function ourTarget(binding: OurStoreBinding): BenchTarget {
     ours: true,
     ...(binding.removeOnComplete === undefined ? {} : { variant: '+roc' }),
     version: ourVersion(),
-    defaults: `core Worker with only concurrency set (prefetch 0, claimsInFlight 1, batchSize, leaseMs, idlePollMs 250 ms and recoverEveryMs 1 s at their defaults); ${binding.defaults ?? binding.tuning}${roc}`,
+    defaults: `core Worker with only concurrency set (prefetch 0, claimsInFlight 1, batchSize, leaseMs, idlePollMs (5 s with wake-ups, MySQL / SQLite 2 min) and recoverEveryMs 5 s at their defaults); ${binding.defaults ?? binding.tuning}${roc}`,
     tuning: `core Worker, ${
       binding.throughputPrefetch
         ? `in throughput scenarios prefetch ${binding.throughputPrefetch} x concurrency and ${binding.throughputClaimsInFlight ?? 1} claim(s) in flight (order and latency: none, 1), batchSize = concurrency + prefetch`
