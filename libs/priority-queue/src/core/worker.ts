@@ -177,14 +177,21 @@ export class Worker {
     if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) return 0;
     // a timer's round claims polls first (they are due); a wake-up's round claims submissions
     // first (what it announces, most often: the new task starts one round trip sooner)
-    if (force) return (await this.claimPollsNow(true)) + (await this.claimSubmissionsNow());
-    return (await this.claimSubmissionsNow()) + (await this.claimPollsNow(false));
+    if (force) {
+      const polls = await this.claimPollsNow(true);
+      return polls.n + (await this.claimSubmissionsNow(polls.freeAfter));
+    }
+    return (await this.claimSubmissionsNow()) + (await this.claimPollsNow(false)).n;
   }
 
-  /** claimPolls for the handler slots free now (polls are never prefetched); a soft round only every busyPollMs. */
-  private async claimPollsNow(force: boolean): Promise<number> {
+  /**
+   * claimPolls for the handler slots free now (polls are never prefetched); a soft round only
+   * every busyPollMs. `freeAfter`: the free slots read right after the polls were dispatched, so
+   * that a poll handler that ends at once does not hand its slot to this round's submissions.
+   */
+  private async claimPollsNow(force: boolean): Promise<{ n: number; freeAfter: number }> {
     const pollSlots = Math.min(this.freeSlots(), this.concurrency - this.busy.size - this.queued.length);
-    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return 0;
+    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return { n: 0, freeAfter: this.freeSlots() };
     this.lastPollRound = Date.now();
     const limit = Math.min(pollSlots, this.batchSize);
     this.reserved += limit;
@@ -196,12 +203,12 @@ export class Worker {
     }
     for (const t of polls) this.dispatch(t, 'poll');
     if (polls.length < limit) this.nextPollCheck = Date.now() + this.busyPollMs;
-    return polls.length;
+    return { n: polls.length, freeAfter: this.freeSlots() };
   }
 
   /** claimSubmissions for every free slot (prefetch included); arms the due timer from nextWakeAt. */
-  private async claimSubmissionsNow(): Promise<number> {
-    const free = this.freeSlots(); // other claims may have reserved slots meanwhile
+  private async claimSubmissionsNow(cap = Infinity): Promise<number> {
+    const free = Math.min(cap, this.freeSlots()); // other claims may have reserved slots meanwhile
     if (free <= 0 || this.stopping) return 0;
     const limit = Math.min(free, this.batchSize);
     this.reserved += limit;
