@@ -25,12 +25,12 @@ const T0 = 1_700_000_000_000;
  */
 const EXPECTED: Record<DialectName, { tables: string[]; functions: string[]; triggers: string[] }> = {
   postgres: {
-    tables: ['lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'tasks'],
+    tables: ['lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks'],
     functions: ['claim', 'claim_polls', 'complete_leased', 'task_history'],
     triggers: ['tasks_history'],
   },
-  mariadb: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'stage_marks', 'tasks'], functions: [], triggers: ['tasks_history'] },
-  sqlite: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'tasks'], functions: [], triggers: ['tasks_history'] },
+  mariadb: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'stage_marks', 'sweeps', 'tasks'], functions: [], triggers: ['tasks_history'] },
+  sqlite: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks'], functions: [], triggers: ['tasks_history'] },
 };
 
 describe('TypeORM schema files', () => {
