@@ -37,6 +37,7 @@ import { laneHeadCases } from './cases/lane-heads.cases';
 import { explainCases } from './cases/explain.cases';
 import { historyCases } from './cases/history.cases';
 import { queryCases } from './cases/query.cases';
+import { removalCases } from './cases/removal.cases';
 import { requeueCases } from './cases/requeue.cases';
 import { leaseCases } from './cases/lease.cases';
 import { lifecycleCases } from './cases/lifecycle.cases';
@@ -131,5 +132,6 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('query', () => queryCases(ctx));
     describe('fair share between tenants (DESIGN §7)', () => fairnessCases(ctx));
     describe('deadline boost (DESIGN §7)', () => boostCases(ctx));
+    describe('removeOnComplete / removeOnFail', () => removalCases(ctx));
   });
 }

@@ -1,8 +1,9 @@
 import type { BoostOptions } from './boost';
+import type { RemovalOptions } from './removal';
 import type { Task } from './task';
 
 /** Options of a task type, given to @PriorityTask or to the core registry. */
-export interface TaskTypeOptions {
+export interface TaskTypeOptions extends RemovalOptions {
   /** Provider the task calls; default: the type itself. */
   providerKey?: string;
   /** Submitting twice is harmless (default true). Decides recovery of a lost submit. */
@@ -28,6 +29,7 @@ export interface TaskTypeOptions {
    * may give its own boost, or null for none.
    */
   boost?: BoostOptions;
+  // removeOnComplete / removeOnFail (core/removal.ts): override the queue's for this type
 }
 
 export interface HandlerContext<P = unknown> {
@@ -75,6 +77,8 @@ export interface ResolvedTaskType {
   pollIntervalMs: number;
   maxPollIntervalMs: number;
   boost: BoostOptions | null;
+  /** The type's own removeOnComplete / removeOnFail (the queue's apply where unset: TaskTypeRegistry.removal). */
+  removal: RemovalOptions;
 }
 
 export const TASK_TYPE_DEFAULTS = {

@@ -29,3 +29,4 @@ export * from './history';
 export * from './explain';
 export * from './task-query';
 export * from './requeue';
+export * from './removal';

@@ -36,6 +36,8 @@ export const Messages = {
     `${fn}() of "${type}" returned a result that is not JSON-serialisable (${reason}): return plain objects, arrays, strings, numbers, booleans or null.`,
   badPollResult: (type: string, got: string) =>
     `poll() of "${type}" returned ${got}: return { done: false, nextPollMs? }, { done: true, result? } or { done: true, failed: 'why' }. Counted as a poll error.`,
+  invalidRemoveOption: (where: string, value: unknown, expected: string) =>
+    `Invalid option ${where} = ${shown(value)}: expected ${expected}. Nothing was registered.`,
   taskNotFound: (id: string) => `Task ${id} does not exist (or was purged after its retention).`,
   notPending: (id: string, status: string) =>
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,

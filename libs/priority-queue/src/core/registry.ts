@@ -1,6 +1,7 @@
 import { HandlerRegistrationError, UnknownTaskTypeError, WrongQueueError } from './errors';
 import { TASK_TYPE_DEFAULTS, type ResolvedTaskType, type TaskHandler, type TaskTypeOptions } from './handler';
 import { Messages } from './messages';
+import { resolveRemoval, validateRemoveOption, type RemovalOptions, type ResolvedRemoval } from './removal';
 import { validateTaskTypeOptions } from './validation';
 
 export interface RegisteredTaskType {
@@ -23,6 +24,27 @@ export class TaskTypeRegistry {
    */
   owner: { queue: string; queueOf(type: string): string | undefined } | null = null;
 
+  private queueRemoval: RemovalOptions = {};
+  private readonly removals = new Map<string, ResolvedRemoval>();
+
+  /** The queue's removeOnComplete / removeOnFail (core/removal.ts), for types without their own. */
+  setQueueRemoval(options: RemovalOptions): void {
+    validateRemoveOption('removeOnComplete of the queue', options.removeOnComplete);
+    validateRemoveOption('removeOnFail of the queue', options.removeOnFail);
+    this.queueRemoval = { removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail };
+    this.removals.clear();
+  }
+
+  /** The removal rules of a task type: its own options over the queue's (none for an unknown type). */
+  removal(type: string): ResolvedRemoval {
+    let r = this.removals.get(type);
+    if (r === undefined) {
+      r = resolveRemoval(this.byType.get(type)?.resolved.removal ?? {}, this.queueRemoval);
+      this.removals.set(type, r);
+    }
+    return r;
+  }
+
   register(type: string, options: TaskTypeOptions = {}, handler: TaskHandler | null = null, source = 'options'): void {
     const resolved = resolveTaskType(type, options);
     const existing = this.byType.get(type);
@@ -38,6 +60,7 @@ export class TaskTypeRegistry {
       throw new HandlerRegistrationError(Messages.handlerShape(type, source));
     }
     this.byType.set(type, { resolved, handler, source });
+    this.removals.delete(type);
   }
 
   get(type: string): RegisteredTaskType | undefined {
@@ -73,5 +96,6 @@ export function resolveTaskType(type: string, options: TaskTypeOptions): Resolve
     pollIntervalMs: options.pollIntervalMs ?? TASK_TYPE_DEFAULTS.pollIntervalMs,
     maxPollIntervalMs: options.maxPollIntervalMs ?? TASK_TYPE_DEFAULTS.maxPollIntervalMs,
     boost: options.boost ? { beforeDeadlineMs: options.boost.beforeDeadlineMs, priority: options.boost.priority } : null,
+    removal: { removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail },
   };
 }

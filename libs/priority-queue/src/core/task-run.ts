@@ -6,7 +6,8 @@ import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import { delayOf, errorText, externalIdOf, pollResultOf, resultOf } from './handler-output';
 import { cancelAtProvider } from './provider-cancel';
 import type { TaskTypeRegistry } from './registry';
-import type { TaskStore } from './task-store.port';
+import { ruleFor } from './removal';
+import type { CompletionOutcome, TaskStore } from './task-store.port';
 import { fenceOf, TaskStatus, type Fence, type Task } from './task';
 
 /** Waits before writing an outcome again after a store error (not a queue error such as a stale lease). */
@@ -199,7 +200,7 @@ export class TaskRun {
     try {
       if (handler.run) {
         const result = resultOf(await handler.run(hctx), type.type, 'run');
-        return await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result }));
+        return await this.finish(this.completion({ status: TaskStatus.SUCCEEDED, result }));
       }
       const externalId = externalIdOf(await handler.submit!(hctx), type.type);
       if (this.settled) return await this.lateExternalId(externalId);
@@ -227,7 +228,7 @@ export class TaskRun {
     else if (task.attempts + 1 >= task.maxAttempts) status = TaskStatus.FAILED;
     if (status) {
       const s = status;
-      return this.finish((f) => store.complete(f, { status: s, error: message, attempt: true }));
+      return this.finish(this.completion({ status: s, error: message, attempt: true }));
     }
     const backoff = () => backoffDelay(task.attempts + 1, type.backoffBaseMs, type.backoffMaxMs, this.ctx.random);
     const delayMs = neverSeen ? delayOf((error as NotSubmittedError).retryAfterMs, backoff()) : backoff();
@@ -243,7 +244,7 @@ export class TaskRun {
     const pctx = { task, payload: task.payload, get signal() { return run.signal; }, externalId: task.externalId ?? '' };
     if (task.cancelRequested) {
       await cancelAtProvider(this.ctx.registry, task, task.externalId, this.ctx.onError, this.signal);
-      return this.finish((f) => store.complete(f, { status: TaskStatus.CANCELED, error: 'canceled' }));
+      return this.finish(this.completion({ status: TaskStatus.CANCELED, error: 'canceled' }));
     }
     if (!found?.handler.poll) {
       const error = `no poll handler for type "${task.type}" in worker ${this.ctx.owner}`;
@@ -257,7 +258,7 @@ export class TaskRun {
     } catch (error) {
       this.ctx.observer?.handlerFailed?.(task, error, 'poll');
       if (error instanceof PermanentError) {
-        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorText(error) }));
+        return this.finish(this.completion({ status: TaskStatus.FAILED, error: errorText(error) }));
       }
       const pollErrors = task.pollErrors + 1;
       const nextPollDelayMs = this.ctx.pollScheduled(backoffDelay(pollErrors, type.pollIntervalMs, type.maxPollIntervalMs, this.ctx.random));
@@ -268,15 +269,15 @@ export class TaskRun {
       await this.finish((f) => store.recordPoll(f, { status: TaskStatus.RUNNING, nextPollDelayMs, pollErrors: 0, error: null }));
     } else if ('failed' in result) {
       const error = errorText(result.failed);
-      await this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error }));
+      await this.finish(this.completion({ status: TaskStatus.FAILED, error }));
     } else {
       let value: unknown;
       try {
         value = resultOf(result.result, type.type, 'poll');
       } catch (e) {
-        return this.finish((f) => store.complete(f, { status: TaskStatus.FAILED, error: errorText(e) }));
+        return this.finish(this.completion({ status: TaskStatus.FAILED, error: errorText(e) }));
       }
-      await this.finish((f) => store.complete(f, { status: TaskStatus.SUCCEEDED, result: value }));
+      await this.finish(this.completion({ status: TaskStatus.SUCCEEDED, result: value }));
     }
   }
 
@@ -297,7 +298,7 @@ export class TaskRun {
     const attempt = this.kind === 'submit' && this.handlerStarted;
     const { store, registry, onError } = this.ctx;
     this.deadlineWork = (async () => {
-      const t = await this.write((f) => store.complete(f, { status: TaskStatus.TIMED_OUT, error: DEADLINE_ERROR, attempt }));
+      const t = await this.write(this.completion({ status: TaskStatus.TIMED_OUT, error: DEADLINE_ERROR, attempt }));
       if (t?.status !== TaskStatus.TIMED_OUT) return;
       this.timedOut = true;
       if (this.kind === 'poll') await cancelAtProvider(registry, t, t.externalId, onError);
@@ -314,6 +315,13 @@ export class TaskRun {
    * The handler's outcome: written unless another outcome already is (the deadline passed, or
    * the worker handed the task back). Frees the worker's handler slot at once.
    */
+  /** A complete() of this task, with the removal rule of its type for that status (core/removal.ts). */
+  private completion(outcome: CompletionOutcome): (fence: Fence) => Promise<Task> {
+    const remove = ruleFor(this.ctx.registry.removal(this.task.type), outcome.status);
+    const o = remove === null ? outcome : { ...outcome, remove };
+    return (f) => this.ctx.store.complete(f, o);
+  }
+
   private finish(op: (fence: Fence) => Promise<Task>): Promise<unknown> {
     if (this.settled) return Promise.resolve();
     this.settled = true;

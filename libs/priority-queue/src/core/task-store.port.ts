@@ -1,6 +1,7 @@
 import type { LimitUpdate, LimitsSnapshot } from './admission';
 import type { TaskExplanation } from './explain';
 import type { TaskHistoryEntry } from './history';
+import type { RemovalRule } from './removal';
 import type { TaskPage, TaskQuery } from './task-query';
 import type { Fairness } from './fairness';
 import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } from './task';
@@ -123,6 +124,11 @@ export interface TaskStore {
    * Terminal transition from a held lease: status, result / error, finishedAt = now, lease
    * cleared, nextPollAt cleared, slots freed when the task held them; attempts + 1 in the same
    * step when `outcome.attempt` (a failed submit attempt). Fenced.
+   * With `outcome.remove` (core/removal.ts) the task is deleted in the same atomic step (rule
+   * `now`), or the step deletes the finished tasks of the same type and side beyond the rule's
+   * count / age (at most REMOVAL_TRIM_MAX, oldest first; this task counts too): a deleted task
+   * is gone as purge() leaves it (get() null, its idempotency key free). The task returned is
+   * the one written either way.
    */
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task>;
 
@@ -315,6 +321,8 @@ export interface CompletionOutcome {
    * with the transition. Default false (a success, a poll's outcome, a cancel).
    */
   attempt?: boolean;
+  /** removeOnComplete / removeOnFail of the task's type for this status (core/removal.ts); none = keep. */
+  remove?: RemovalRule | null;
 }
 
 export interface RetryOutcome {

@@ -8,6 +8,7 @@ import type { BoostOptions } from './boost';
 import { DEFAULT_TENANT_WEIGHT, FAIRNESS_MODES, MAX_TENANT_WEIGHT, MIN_TENANT_WEIGHT, type Fairness } from './fairness';
 import { validatePayload } from './payload-validation';
 import { MAX_HISTORY_LIMIT } from './history';
+import { removeOptionProblem } from './removal';
 import { decodeCursor, MAX_QUERY_LIMIT, type ResolvedTaskQuery, type TaskQuery } from './task-query';
 import { ALL_STATUSES, type TaskStatus } from './task';
 
@@ -214,6 +215,8 @@ class TaskTypeOptionsSchema {
   @IsOptional() @IsIntIn(1, MAX_DURATION_MS) pollIntervalMs?: number;
   @IsOptional() @IsIntIn(1, MAX_DURATION_MS) maxPollIntervalMs?: number;
   @IsOptional() @ValidateBy({ name: 'isBoost', validator: { validate: (v: unknown) => boostOk(v), defaultMessage: () => BOOST_RULE } }) boost?: BoostOptions;
+  @Allow() removeOnComplete?: unknown;
+  @Allow() removeOnFail?: unknown;
 }
 
 const VALIDATE_OPTIONS = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true } as const;
@@ -287,6 +290,10 @@ export function validateTaskTypeOptions(type: string, options: TaskTypeOptions):
         details.push(`backoff.${k} must be an integer >= 0`);
       }
     }
+  }
+  for (const k of ['removeOnComplete', 'removeOnFail'] as const) {
+    const problem = removeOptionProblem(k, (options as Record<string, unknown>)[k]);
+    if (problem !== null) details.push(problem);
   }
   if (details.length) {
     throw new ValidationError(`Invalid options of task type "${String(type)}": ${details.join('; ')}.`, details);

@@ -1,5 +1,6 @@
 import type { Fairness } from '../core/fairness';
 import type { TaskTypeOptions } from '../core/handler';
+import type { RemoveOption } from '../core/removal';
 import type { StoreBackend } from '../core/store-backend';
 import type { TaskStore } from '../core/task-store.port';
 
@@ -72,6 +73,14 @@ export interface QueueOptions {
   retentionMs?: number;
   /** Period of the purge (default 60 s). Inherited. */
   purgeEveryMs?: number;
+  /**
+   * Delete succeeded tasks: `true` in the step that finishes them, a count to keep the newest n
+   * (per task type), or `{ age (seconds), count }`; default keep until retentionMs. A task
+   * type's own setting wins (core/removal.ts). Inherited.
+   */
+  removeOnComplete?: RemoveOption;
+  /** The same for FAILED, TIMED_OUT, CANCELED and SUBMIT_UNKNOWN tasks a worker finishes. Inherited. */
+  removeOnFail?: RemoveOption;
   /**
    * Cross-process events: publish the transitions this process makes on the store's transport
    * (default true), so that other processes' cluster @OnTaskEvent handlers and waitFor() see

@@ -52,6 +52,7 @@ export class QueueHandle {
     this.store = init.store;
     this.release = init.release;
     this.registry.owner = { queue: init.name, queueOf: init.queueOf };
+    this.registry.setQueueRemoval(this.options);
     this.core = new PriorityQueue({ store: this.store, registry: this.registry, events: this.events, maxPayloadBytes: this.options.maxPayloadBytes });
     this.hub = new QueueEventHub({
       events: this.events,

@@ -27,6 +27,8 @@ function inherited(root: PriorityQueueModuleOptions | undefined, own: QueueOptio
     maxPayloadBytes: own.maxPayloadBytes ?? root?.maxPayloadBytes,
     retentionMs: own.retentionMs ?? root?.retentionMs,
     purgeEveryMs: own.purgeEveryMs ?? root?.purgeEveryMs,
+    removeOnComplete: own.removeOnComplete ?? root?.removeOnComplete,
+    removeOnFail: own.removeOnFail ?? root?.removeOnFail,
     events: { ...root?.events, ...own.events },
   };
 }

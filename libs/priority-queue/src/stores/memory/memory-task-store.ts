@@ -7,6 +7,7 @@ import { explainTask, type TaskExplanation } from '../../core/explain';
 import type { TaskHistoryEntry } from '../../core/history';
 import { checkIdempotentBatch } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
+import { REMOVAL_TRIM_MAX, removalSide, type RemovalRule } from '../../core/removal';
 import { isRetryable, requeuedDeadline } from '../../core/requeue';
 import { searchPage, type TaskPage, type TaskQuery } from '../../core/task-query';
 import { TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
@@ -28,6 +29,7 @@ import type {
 } from '../../core/task-store.port';
 import { validateLimitUpdate, validateTaskQuery } from '../../core/validation';
 import { cloneLimits } from './limits-state';
+import { KeptFinished } from './kept-finished';
 import { countAhead, nextCursorOf, queryPageSlots } from './task-scan';
 import type { Fairness } from '../../core/fairness';
 export type { MemoryTaskStoreOptions } from './task-lifecycle';
@@ -41,6 +43,7 @@ import {
   F_CANCEL_REQUESTED,
   FINISHED_AT,
   IDEMPOTENCY_KEY,
+  TYPE,
   KEYS,
   LANE,
   LEASE_POLL,
@@ -74,6 +77,8 @@ export class MemoryTaskStore implements TaskStore {
   /** DESIGN §7 fair share (fixed for the store's life) and deadline boosts: policy-state.ts. */
   readonly fairness: Fairness | null;
   readonly policies: StorePolicies;
+  /** Finished tasks kept under a removal count / age (core/removal.ts). */
+  private readonly kept = new KeptFinished();
   /** The store's state and the moves of a task between statuses (task-lifecycle.ts). */
   private readonly m: TaskLifecycle;
   /** Store time until which the sweep lease is taken (sweepExpired). */
@@ -267,7 +272,40 @@ export class MemoryTaskStore implements TaskStore {
     t.setRef(s, ERROR, outcome.error === undefined ? null : outcome.error);
     if (outcome.attempt) t.setInt(s, ATTEMPTS, t.int(s, ATTEMPTS) + 1);
     this.m.finish(s, STATUS_CODE[outcome.status], now);
-    return t.toTask(s);
+    const task = t.toTask(s);
+    if (outcome.remove) this.applyRemoval(s, outcome.remove, now);
+    return task;
+  }
+
+  /** A task finished under a removal rule: deleted now, or kept and the older ones beyond the rule deleted. */
+  private applyRemoval(s: number, rule: RemovalRule, now: number): void {
+    if (rule.now) {
+      this.deleteTask(s);
+      return;
+    }
+    const key = this.keptKey(s);
+    this.kept.add(key, this.m.t.seq(s), s, now);
+    for (const old of this.kept.beyond(key, rule.count, rule.ageMs === null ? null : now - rule.ageMs, REMOVAL_TRIM_MAX)) this.deleteTask(old);
+  }
+
+  private keptKey(s: number): string {
+    return KeptFinished.key(this.m.t.ref<string>(s, TYPE), removalSide(this.m.t.status(s)));
+  }
+
+  /** Deletes a terminal task with everything that names it (purge, removal). */
+  private deleteTask(s: number): void {
+    const t = this.m.t;
+    const seq = t.seq(s);
+    this.kept.remove(this.keptKey(s), seq);
+    this.m.tasks.delete(t.id(s));
+    const key = t.ref<string | null>(s, IDEMPOTENCY_KEY);
+    if (key !== null && this.m.byIdempotencyKey.get(key)?.slot === s) this.m.byIdempotencyKey.delete(key);
+    const sc = t.byte(s, SC);
+    this.m.history_?.drop(seq);
+    this.m.policy.drop(s);
+    this.m.statusIndex.remove(seq, sc);
+    this.m.counts.statusCounts[sc]--;
+    t.release(s);
   }
 
   async retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {
@@ -361,15 +399,7 @@ export class MemoryTaskStore implements TaskStore {
       f.pop();
       // an entry of a task requeued since (or of an earlier occupant of the slot) is dead
       if (t.id(s) === null || t.seq(s) !== seq || t.num(s, FINISHED_AT) !== at) continue;
-      this.m.tasks.delete(t.id(s));
-      const key = t.ref<string | null>(s, IDEMPOTENCY_KEY);
-      if (key !== null && this.m.byIdempotencyKey.get(key)?.slot === s) this.m.byIdempotencyKey.delete(key);
-      const sc = t.byte(s, SC);
-      this.m.history_?.drop(t.seq(s));
-      this.m.policy.drop(s);
-      this.m.statusIndex.remove(t.seq(s), sc);
-      this.m.counts.statusCounts[sc]--;
-      t.release(s);
+      this.deleteTask(s);
       n++;
     }
     return n;
@@ -440,6 +470,7 @@ export class MemoryTaskStore implements TaskStore {
     const from = t.status(s);
     if (!isRetryable(from)) throw new InvalidStateError(Messages.cannotRetry(id, from));
     const now = this.m.clock.now();
+    this.kept.remove(this.keptKey(s), t.seq(s));
     // back in a lane: the terminal task left its lane (finish), so it joins it again
     const lane = this.m.scheduler.laneOf(t.ref<LaneKeys>(s, KEYS));
     lane.refs++;
