@@ -13,7 +13,8 @@ import { TaskStatus, type TerminalStatus } from './task';
  *   `count` of them (either may be left out).
  * removeOnComplete applies to SUCCEEDED; removeOnFail to every other terminal status (FAILED,
  * TIMED_OUT, CANCELED, SUBMIT_UNKNOWN). A count or an age counts the finished tasks of the same
- * task type and the same side (succeeded / not), newest by finishedAt, and is applied in the
+ * task type and the same side (succeeded / not), newest by finishedAt (tasks finished in the
+ * same millisecond: in any order), and is applied in the
  * step that finishes a task of that type (the step deletes at most REMOVAL_TRIM_MAX older
  * tasks; retentionMs still purges anything older).
  * The rule reaches the store with the worker's complete() (CompletionOutcome.remove): terminal

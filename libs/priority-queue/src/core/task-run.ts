@@ -296,7 +296,7 @@ export class TaskRun {
     const reason = new DeadlinePassedError(this.task.id, this.task.deadlineAt!);
     this.abortWith(reason);
     const attempt = this.kind === 'submit' && this.handlerStarted;
-    const { store, registry, onError } = this.ctx;
+    const { registry, onError } = this.ctx;
     this.deadlineWork = (async () => {
       const t = await this.write(this.completion({ status: TaskStatus.TIMED_OUT, error: DEADLINE_ERROR, attempt }));
       if (t?.status !== TaskStatus.TIMED_OUT) return;

@@ -77,7 +77,8 @@ export type FixedKeyName = (typeof FIXED_KEYS)[number];
 export const DYNAMIC_KEYS = {
   /**
    * hash: one task (fields named after Task; `_k` order key while in a lane, `_l` lane id, `_i`
-   * with an idempotency key: what the key is bound to, codec.ts idemScope).
+   * with an idempotency key: what the key is bound to, codec.ts idemScope; `_r` the removal
+   * kept set it is in, lua/lib.lua keptKey).
    */
   task: 'task:',
   /** zset (score 0, BYLEX order): due tasks of one lane, members `orderKey .. taskId`. */
@@ -90,6 +91,11 @@ export const DYNAMIC_KEYS = {
   due: 'due:',
   /** hash: limits of one provider (paused, qps, burst, accountConcurrency). */
   provider: 'provider:',
+  /**
+   * zset: finished task ids kept under a removal count / age (core/removal.ts), scored by
+   * finishedAt; the id is `ok:<type>` (SUCCEEDED) or `fail:<type>` (the other terminal statuses).
+   */
+  kept: 'kept:',
 } as const;
 
 /** Pub/sub channel (suffix) the scripts publish on when work may have become claimable. */

@@ -5,6 +5,7 @@ import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { intOption, validateHistoryLimit, validateOrderOptions } from '../../core/validation';
 import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
+import type { RemovalRule } from '../../core/removal';
 import type { TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
 import type { TaskPage, TaskQuery } from '../../core/task-query';
@@ -76,6 +77,8 @@ interface PendingComplete {
   error: string;
   /** A failed submit attempt: attempts + 1. */
   attempt: boolean;
+  /** removeOnComplete / removeOnFail (core/removal.ts), or null. */
+  remove: RemovalRule | null;
 }
 
 /**
@@ -316,7 +319,7 @@ export class RedisTaskStore implements TaskStore {
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.assertOpen();
     const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
-    return this.completes.add({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true });
+    return this.completes.add({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true, remove: outcome.remove ?? null });
   }
 
   /** One `complete` script call for a batch; a task this store handed out sends its admission keys. */
@@ -325,9 +328,14 @@ export class RedisTaskStore implements TaskStore {
     const args: string[] = [String(batch.length)];
     batch.forEach((c, i) => {
       args.push(c.fence.id, c.fence.leaseId, String(c.fence.version));
-      const mark = c.attempt ? '!' : '';
+      const rm = c.remove;
+      const mark = (rm ? '#' : '') + (c.attempt ? '!' : '');
       if (c.result === null && c.error === '~') args.push(mark + c.status);
       else args.push(mark + '+' + c.status, optArg(c.result), c.error);
+      if (rm) {
+        if (rm.now) args.push('0', '', '');
+        else args.push(rm.count === null ? '' : String(rm.count), rm.ageMs === null ? '' : String(rm.ageMs), known[i]?.task.type ?? '');
+      }
       const k = known[i];
       if (k) {
         const t = k.task;

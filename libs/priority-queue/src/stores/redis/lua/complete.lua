@@ -4,15 +4,20 @@
 -- slots freed (publishes a wake when that unparks lanes), attempts + 1 for a failed submit
 -- attempt. Fenced.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: leases, polls, deadlines, finished, status:*,
---       inflight_*, lanepark, parkedres, ready, laneready
+--       inflight_*, lanepark, parkedres, ready, laneready, idem, boosts, kept:*
 -- ARGV[4] n, then per task: id, leaseId, version, the terminal status, or '+' .. the status
 --         followed by result JSON (opt) and error (opt; '~' = unchanged) (the plain status means
 --         a null result and the error unchanged), either form after a '!' when the completion
---         ends a failed submit attempt (attempts + 1), then seq when the caller holds the task at this
+--         ends a failed submit attempt (attempts + 1), all that after a '#' when a removal rule
+--         (core/removal.ts) follows the result and error: its count ('0' = delete the task now,
+--         '' = none), ageMs ('' = none) and the task's type ('' = read it here), then seq when the caller holds the task at this
 --         version (it rebuilds the written task itself) else '' and nothing more; after a seq:
 --         providerKey, flags (1: has a deadline, + 2: has admission keys) and, with keys, its
 --         accountId, tenantId, concurrencyKey (opt each), as the caller holds them: the fence
 --         (lease id and version) proves them current, so only the fence and status are read
+-- A task removed now is deleted in this step (no status / finished entry, idempotency key freed);
+-- under a count / age it joins kept:<side>:<type> and the older tasks beyond the rule there are
+-- deleted (at most TRIM_MAX per rule and call) after every write of the call.
 -- Returns: { now, i, r_i, ... } listing only the tasks whose reply r_i is not 1 (1 = written, the
 --          caller rebuilds it): the HGETALL of the written task (a task the caller does not
 --          hold) or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
@@ -25,6 +30,8 @@ local function row(r)
   out[#out + 1] = i
   out[#out + 1] = r
 end
+local TRIM_MAX = 1000 -- core/removal.ts REMOVAL_TRIM_MAX
+local trims = {}
 local leaseRem, pollRem, deadRem, finAdd, provDec, stRem, stAdd = {}, {}, {}, {}, {}, {}, {}
 local a = 5
 for _ = 1, n do
@@ -32,12 +39,20 @@ for _ = 1, n do
   local id, to = ARGV[a], ARGV[a + 3]
   local result, e = false, '~'
   local p = a + 4
+  local rm = string.byte(to, 1) == 35 -- '#': a removal rule follows the result and error
+  if rm then to = string.sub(to, 2) end
   local attempt = string.byte(to, 1) == 33 -- '!': a failed submit attempt
   if attempt then to = string.sub(to, 2) end
   if string.byte(to, 1) == 43 then -- '+': a result and an error follow
     to, result, e = string.sub(to, 2), opt(ARGV[p]), ARGV[p + 1]
     p = p + 2
   end
+  local rmCount, rmAge, rmType = false, false, false
+  if rm then
+    rmCount, rmAge, rmType = ARGV[p], ARGV[p + 1], ARGV[p + 2]
+    p = p + 3
+  end
+  local gone = rmCount == '0'
   local tk = dk('task', id)
   local seq = ARGV[p]
   local nxt = p + 1
@@ -78,11 +93,13 @@ for _ = 1, n do
       local l = subtable(stRem, st)
       l[#l + 1] = id
     end
-    local l = subtable(stAdd, to)
-    l[#l + 1] = f[4]
-    l[#l + 1] = id
-    finAdd[#finAdd + 1] = nowS
-    finAdd[#finAdd + 1] = id
+    if not gone then
+      local l = subtable(stAdd, to)
+      l[#l + 1] = f[4]
+      l[#l + 1] = id
+      finAdd[#finAdd + 1] = nowS
+      finAdd[#finAdd + 1] = id
+    end
     -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
     -- an in-flight task has no result, so only a cleared error is a field to delete; updatedAt
     -- of a terminal task is its finishedAt (decodeHash)
@@ -129,6 +146,15 @@ for _ = 1, n do
       redis.call('HSET', tk, unpack(set))
     end
     if seq == '' then row(taskOf(id)) end
+    if gone then
+      deleteTask(id) -- its key, an unfired boost; no status / finished entry was written
+    elseif rm then
+      if rmType == '' then rmType = cjson.decode(redis.call('HGET', tk, 'd'))[2] end
+      local kk = keptKey(to, rmType)
+      redis.call('ZADD', kk, nowS, id)
+      redis.call('HSET', tk, '_r', kk)
+      trims[#trims + 1] = { kk, rmCount, rmAge }
+    end
   end
   a = nxt
 end
@@ -138,8 +164,26 @@ if #leaseRem > 0 then
   if #deadRem > 0 then redis.call('ZREM', K.deadlines, unpack(deadRem)) end
   for s, ids in pairs(stRem) do redis.call('ZREM', dk('status', s), unpack(ids)) end
   for s, list in pairs(stAdd) do redis.call('ZADD', dk('status', s), unpack(list)) end
-  redis.call('ZADD', K.finished, unpack(finAdd))
+  if #finAdd > 0 then redis.call('ZADD', K.finished, unpack(finAdd)) end
   for prov, c in pairs(provDec) do hincr(K.inflight_p, prov, -c) end
+end
+-- removal trims, once every task of the call is written (a task finished earlier in this call may go)
+for _, tr in ipairs(trims) do
+  local kk, count, age = tr[1], tr[2], tr[3]
+  local old = {}
+  if count ~= '' then
+    local extra = redis.call('ZCARD', kk) - tonumber(count)
+    if extra > 0 then old = redis.call('ZRANGE', kk, 0, math.min(extra, TRIM_MAX) - 1) end
+  end
+  if age ~= '' and #old < TRIM_MAX then
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', kk, '-inf', fmt(NOW - tonumber(age)), 'LIMIT', #old, TRIM_MAX - #old)) do
+      old[#old + 1] = id
+    end
+  end
+  for _, id in ipairs(old) do
+    if TERMINAL[redis.call('HGET', dk('task', id), 'status') or ''] then deleteTask(id) end
+    redis.call('ZREM', kk, id)
+  end
 end
 wake()
 return out

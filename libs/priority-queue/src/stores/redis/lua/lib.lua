@@ -463,3 +463,24 @@ local function fenced(id, leaseId, version)
   if f[2] ~= leaseId or f[3] ~= version or TERMINAL[f[1]] then fail('PQ_STALE') end
   return f[1]
 end
+
+-- Removal (core/removal.ts): finished tasks kept under a count / age sit in the zset
+-- kept:<side>:<type> (side 'ok' for SUCCEEDED, else 'fail') scored by finishedAt; the task's hash
+-- field `_r` names that zset while it is in it.
+local function keptKey(status, type)
+  if status == 'SUCCEEDED' then return dk('kept', 'ok:' .. type) end
+  return dk('kept', 'fail:' .. type)
+end
+
+-- Deletes a terminal task and everything that names it (purge.lua, complete.lua's removal): its
+-- status entry, an unfired boost (its task finished before boostAt), its kept set, its key.
+local function deleteTask(id)
+  local tk = dk('task', id)
+  local f = redis.call('HMGET', tk, 'status', 'idempotencyKey', '_r', 'boostAt', 'seq')
+  if f[1] then redis.call('ZREM', dk('status', f[1]), id) end
+  if f[4] then redis.call('ZREM', K.boosts, boostMember(tonumber(f[5]), id)) end
+  if f[3] then redis.call('ZREM', f[3], id) end
+  if f[2] and redis.call('HGET', K.idem, f[2]) == id then redis.call('HDEL', K.idem, f[2]) end
+  redis.call('DEL', tk)
+  redis.call('ZREM', K.finished, id)
+end
