@@ -44,6 +44,7 @@ import { storeEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
 import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
+import { completeRemoving } from './sql/complete-removing';
 import { PgWakeListener } from './pg-listener';
 import { orderColumnsSql } from './order-columns';
 import { num, rowToTask, TASK_COLUMNS, toJson } from './rows';
@@ -332,6 +333,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.open();
+    if (outcome.remove) return completeRemoving(this.ctx, fence, outcome, outcome.remove);
     return this.completer ? this.completer.complete(fence, outcome) : completeOne(this.ctx, fence, outcome);
   }
 

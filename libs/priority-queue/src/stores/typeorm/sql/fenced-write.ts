@@ -21,7 +21,7 @@ export interface FencedWrite {
 }
 
 /** A task of this row's lane holds slots (account, tenant or concurrency key) while in flight. */
-const HOLDS_SLOTS = '(account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)';
+export const HOLDS_SLOTS = '(account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)';
 
 /**
  * Every write of a lease holder (renew, markSubmitted, recordPoll, complete, retry): one UPDATE

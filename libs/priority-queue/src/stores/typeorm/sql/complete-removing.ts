@@ -1,0 +1,102 @@
+import { REMOVAL_TRIM_MAX, removalSide, type RemovalRule } from '../../../core/removal';
+import { TaskStatus, TERMINAL_STATUSES, type Fence, type Task } from '../../../core/task';
+import type { CompletionOutcome } from '../../../core/task-store.port';
+import { q, run, type StoreContext } from '../context';
+import type { Exec, Row } from '../db';
+import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
+import { byId } from './by-id';
+import { HOLDS_SLOTS, whyRejected } from './fenced-write';
+import { keyColumn, keyOf } from './row-key';
+import { list, raw, sql, type Sql } from './sql';
+
+const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
+const FAIL_SIDE = TERMINAL_STATUSES.filter((s) => s !== TaskStatus.SUCCEEDED);
+
+function resultJson(o: CompletionOutcome): string | null {
+  return o.result === undefined ? null : JSON.stringify(o.result);
+}
+
+/**
+ * complete() with a removal rule (core/removal.ts), outside the complete batcher:
+ * - rule `now`, PostgreSQL: ONE statement, a fenced DELETE ... RETURNING (the row as it was, the
+ *   terminal fields applied here) with the release of its slots in a data-modifying CTE: the task
+ *   never exists in its terminal state. Locks: the task row.
+ * - otherwise (and rule `now` on MySQL / SQLite): one transaction: the fenced UPDATE of
+ *   completeOne with its slot release, then the DELETE of the task (`now`) or of the finished
+ *   tasks of its type and side beyond the rule's count / age (at most REMOVAL_TRIM_MAX, the
+ *   oldest; no index leads with the type: the scan reads the queue's finished rows of that
+ *   status through the (queue, status, seq) index). Locks: the task row, then the deleted rows.
+ */
+export async function completeRemoving(c: StoreContext, fence: Fence, outcome: CompletionOutcome, rule: RemovalRule): Promise<Task> {
+  const T = raw(c.t.tasks);
+  const now = c.nowSql();
+  const where = sql`${byId(c, fence.id)} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(LIVE)})`;
+  const attempts = outcome.attempt ? 1 : 0;
+  let row: Row | undefined;
+  if (c.d.kind === 'postgres' && rule.now) {
+    const s = sql`WITH d AS (DELETE FROM ${T} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)}, ${now} AS pq_now),
+      r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM d WHERE ${raw(HOLDS_SLOTS)}) SELECT * FROM d`;
+    const [d] = await c.pg!.rows(c.d.placeholders(s.text), s.params);
+    if (d) {
+      const at = Number(d.pq_now);
+      row = {
+        ...d,
+        status: outcome.status,
+        result: resultJson(outcome),
+        error: outcome.error ?? null,
+        finished_at: at,
+        updated_at: at,
+        attempts: Number(d.attempts) + attempts,
+        lease_owner: null,
+        lease_id: null,
+        lease_until: null,
+        next_poll_at: null,
+        version: Number(d.version) + 1,
+      };
+    }
+  } else {
+    const set = sql`status = ${outcome.status}, result = ${resultJson(outcome)}, error = ${outcome.error ?? null}, finished_at = ${now},
+      attempts = attempts + ${attempts}, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+      version = version + 1, updated_at = ${now}`;
+    row = await c.db.tx(
+      async (x) => {
+        let r: Row | undefined;
+        if (c.d.returning) [r] = await q(x, sql`UPDATE ${T} SET ${set} WHERE ${where} RETURNING ${raw(TASK_COLUMNS)}`);
+        else if ((await run(x, sql`UPDATE ${T} SET ${set} WHERE ${where}`)) > 0)
+          [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${byId(c, fence.id)}`);
+        if (!r) return r;
+        if (slotKeys(laneKeysOf(r)).length > 0) {
+          await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
+        }
+        const gone = rule.now ? [keyOf(c, r)] : await beyondRule(x, c, r, rule);
+        if (gone.length > 0) await run(x, sql`DELETE FROM ${T} WHERE ${keyColumn(c)} IN (${list(gone)})`);
+        return r;
+      },
+      { readCommitted: false },
+    );
+  }
+  c.leased.delete(fence.id);
+  if (row) return rowToTask(row);
+  throw await whyRejected(c, fence, { from: LIVE, op: 'complete' });
+}
+
+/** Keys of the finished tasks of `r`'s type and side beyond the rule (oldest first, at most REMOVAL_TRIM_MAX). */
+async function beyondRule(x: Exec, c: StoreContext, r: Row, rule: Extract<RemovalRule, { now: false }>): Promise<unknown[]> {
+  const T = raw(c.t.tasks);
+  const key = keyColumn(c);
+  const side = removalSide(String(r.status) as TaskStatus) === 'ok' ? [TaskStatus.SUCCEEDED] : FAIL_SIDE;
+  const mine: Sql = sql`queue = ${c.queue} AND type = ${String(r.type)} AND status IN (${list(side)}) AND finished_at IS NOT NULL`;
+  const out = new Set<unknown>();
+  if (rule.count !== null) {
+    const rows = await q(x, sql`SELECT ${key} AS k FROM ${T} WHERE ${mine}
+      ORDER BY finished_at DESC, seq DESC LIMIT ${raw(String(REMOVAL_TRIM_MAX))} OFFSET ${raw(String(rule.count))}`);
+    for (const k of rows) out.add(k.k);
+  }
+  if (rule.ageMs !== null && out.size < REMOVAL_TRIM_MAX) {
+    const cutoff = Number(r.finished_at) - rule.ageMs;
+    const rows = await q(x, sql`SELECT ${key} AS k FROM ${T} WHERE ${mine} AND finished_at <= ${cutoff}
+      ORDER BY finished_at LIMIT ${raw(String(REMOVAL_TRIM_MAX))}`);
+    for (const k of rows) if (out.size < REMOVAL_TRIM_MAX) out.add(k.k);
+  }
+  return [...out];
+}
