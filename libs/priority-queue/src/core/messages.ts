@@ -38,7 +38,7 @@ export const Messages = {
     `poll() of "${type}" returned ${got}: return { done: false, nextPollMs? }, { done: true, result? } or { done: true, failed: 'why' }. Counted as a poll error.`,
   invalidRemoveOption: (where: string, value: unknown, expected: string) =>
     `Invalid option ${where} = ${shown(value)}: expected ${expected}. Nothing was registered.`,
-  taskNotFound: (id: string) => `Task ${id} does not exist (or was purged after its retention).`,
+  taskNotFound: (id: string) => `Task ${id} does not exist (or was purged after its retention, or removed when it finished: removeOnComplete / removeOnFail).`,
   notPending: (id: string, status: string) =>
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,
   staleLease: (id: string) =>
