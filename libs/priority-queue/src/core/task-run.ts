@@ -1,6 +1,6 @@
 import { backoffDelay } from './backoff';
 import { MAX_TIMER_MS } from './timers';
-import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError } from './errors';
+import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError, TaskNotFoundError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import { delayOf, errorText, externalIdOf, pollResultOf, resultOf } from './handler-output';
@@ -318,8 +318,34 @@ export class TaskRun {
   /** A complete() of this task, with the removal rule of its type for that status (core/removal.ts). */
   private completion(outcome: CompletionOutcome): (fence: Fence) => Promise<Task> {
     const remove = ruleFor(this.ctx.registry.removal(this.task.type), outcome.status);
-    const o = remove === null ? outcome : { ...outcome, remove };
-    return (f) => this.ctx.store.complete(f, o);
+    if (remove === null) return (f) => this.ctx.store.complete(f, outcome);
+    const o = { ...outcome, remove };
+    return async (f) => {
+      try {
+        return await this.ctx.store.complete(f, o);
+      } catch (e) {
+        // Nobody else deletes a task under our lease: not found means this very complete ran and
+        // deleted it, and its reply was lost (a client re-sent it, or the write was retried). The
+        // task as written is rebuilt here for the event (finishedAt: the store clock as the worker
+        // estimates it), so events and waitFor still see the end.
+        if (!(e instanceof TaskNotFoundError)) throw e;
+        const at = this.ctx.storeNow();
+        return {
+          ...this.task,
+          status: outcome.status,
+          result: outcome.result === undefined ? null : outcome.result,
+          error: outcome.error ?? null,
+          attempts: this.task.attempts + (outcome.attempt ? 1 : 0),
+          finishedAt: at,
+          updatedAt: at,
+          version: f.version + 1,
+          leaseOwner: null,
+          leaseId: null,
+          leaseUntil: null,
+          nextPollAt: null,
+        };
+      }
+    };
   }
 
   private finish(op: (fence: Fence) => Promise<Task>): Promise<unknown> {

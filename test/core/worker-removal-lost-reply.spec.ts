@@ -1,0 +1,64 @@
+/**
+ * removeOnComplete: true with a real fault: the complete that deletes the task runs on the server
+ * but its reply is lost (a TCP proxy drops the client's connection right after forwarding it;
+ * test/support/tcp-proxy.ts). Redis: ioredis re-sends the script, which finds no task;
+ * PostgreSQL: the driver reports the dropped connection, the worker writes again and finds no
+ * task. Either way that complete did its work: the worker reports no error, the task's terminal
+ * event is still emitted (events and waitFor see the end), the handler ran once.
+ */
+import { PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker } from 'nestjs-priority-queue/core';
+import { luaScripts } from 'nestjs-priority-queue/stores/redis/scripts';
+import type { ChunkMatch } from '../support/tcp-proxy';
+import { RealStores, type StoreKind } from './support/real-stores';
+import { ended } from './support/run-helpers';
+
+jest.setTimeout(120_000);
+
+const stores = new RealStores();
+afterAll(() => stores.closeAll());
+
+/** The chunks of the deleting complete, per store, as the client sends them. */
+const COMPLETE: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
+  redis: () => {
+    const sha = Buffer.from(luaScripts().complete.sha);
+    return [(c) => c.includes(sha)];
+  },
+  // sql/complete-removing.ts on PostgreSQL: one statement, a named prepared statement (pg-direct.ts)
+  // whose Parse carries the text once per connection and every execution's Bind its name
+  postgres: () => {
+    let name: string | null = null;
+    return [
+      (c) => {
+        const s = c.toString('latin1');
+        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*WITH d AS \(DELETE/.exec(s)?.[1] ?? null;
+        return name !== null && s.includes(`\x00${name}\x00`);
+      },
+    ];
+  },
+};
+
+describe.each(['redis', 'postgres'] as const)('Worker, removeOnComplete: true, lost complete reply on %s', (kind) => {
+  it('the task is deleted once, its SUCCEEDED event is emitted, the worker reports no error, the handler ran once', async () => {
+    const { store, proxy } = await stores.open(kind, { proxy: true });
+    const dropped = proxy!.dropAfter(COMPLETE[kind]!());
+    const registry = new TaskTypeRegistry();
+    registry.setQueueRemoval({ removeOnComplete: true });
+    let runs = 0;
+    registry.register('job', { idempotent: true }, { run: () => ({ runs: ++runs }) }, 'TestHandler');
+    const events = new TaskEvents();
+    const errors: unknown[] = [];
+    let failed: (e: unknown) => void = () => undefined;
+    const firstError = new Promise<never>((_, reject) => (failed = reject));
+    const queue = new PriorityQueue({ store, registry, events });
+    const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: 5000, recoverEveryMs: 200, idlePollMs: 50, onError: (e) => { errors.push(e); failed(e); } });
+    const t = await queue.submit({ type: 'job' });
+    const end = ended(events, t.id);
+    await worker.start();
+    const e = await Promise.race([end, firstError]); // an error reported instead of the end fails at once
+    await dropped; // the fault did happen
+    await worker.stop();
+    expect({ to: e.to, result: e.task.result, runs }).toEqual({ to: TaskStatus.SUCCEEDED, result: { runs: 1 }, runs: 1 });
+    expect(await store.get(t.id)).toBeNull();
+    expect(errors).toEqual([]);
+  });
+});
