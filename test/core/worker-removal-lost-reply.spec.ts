@@ -23,14 +23,14 @@ const COMPLETE: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
     const sha = Buffer.from(luaScripts().complete.sha);
     return [(c) => c.includes(sha)];
   },
-  // sql/complete-removing.ts on PostgreSQL: one statement, a named prepared statement (pg-direct.ts)
+  // sql/complete-removing.ts RemovingCompleter on PostgreSQL: one statement, a named prepared statement (pg-direct.ts)
   // whose Parse carries the text once per connection and every execution's Bind its name
   postgres: () => {
     let name: string | null = null;
     return [
       (c) => {
         const s = c.toString('latin1');
-        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*WITH d AS \(DELETE/.exec(s)?.[1] ?? null;
+        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*WITH b AS \(SELECT \* FROM unnest/.exec(s)?.[1] ?? null;
         return name !== null && s.includes(`\x00${name}\x00`);
       },
     ];

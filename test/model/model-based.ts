@@ -260,8 +260,8 @@ class Run {
         const error = op.status === TaskStatus.SUCCEEDED ? null : 'no';
         return this.fenced(
           h,
-          (f) => store.complete(f, { status: op.status, result: { done: 1 }, error }),
-          () => model.complete(h.id, h.modelLeaseId, op.status, { done: 1 }, error),
+          (f) => store.complete(f, { status: op.status, result: { done: 1 }, error, remove: op.remove ? { now: true } : null }),
+          () => model.complete(h.id, h.modelLeaseId, op.status, { done: 1 }, error, op.remove),
         );
       }
       case 'retry': {

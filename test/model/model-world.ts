@@ -53,7 +53,7 @@ export type Op =
   | { kind: 'claimPolls'; leaseMs: number }
   | { kind: 'markSubmitted'; pick: number; status: PollStatus; pollDelayMs: number }
   | { kind: 'recordPoll'; pick: number; status: PollStatus; delayMs: number; pollErrors: number }
-  | { kind: 'complete'; pick: number; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED }
+  | { kind: 'complete'; pick: number; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED; remove: boolean }
   | { kind: 'retry'; pick: number; delayMs: number }
   | { kind: 'release'; pick: number }
   | { kind: 'renew'; pick: number; leaseMs: number }
@@ -199,7 +199,13 @@ export function opArb(w: ModelWorld, p: Policies): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('recordPoll' as const), pick, status: pollStatus, delayMs: fc.constantFrom(0, 700), pollErrors: fc.nat({ max: 3 }) }) },
     {
       weight: 3,
-      arbitrary: fc.record({ kind: fc.constant('complete' as const), pick, status: fc.constantFrom(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED) }),
+      arbitrary: fc.record({
+        kind: fc.constant('complete' as const),
+        pick,
+        status: fc.constantFrom(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED),
+        // removeOnComplete / removeOnFail `true`: deleted in the step that finishes it (slots freed, key free)
+        remove: fc.constantFrom(false, false, true),
+      }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick, delayMs: fc.constantFrom(0, 300, 2000) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), pick }) },

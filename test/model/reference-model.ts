@@ -326,12 +326,15 @@ export class ReferenceModel {
     });
   }
 
-  complete(id: string, leaseId: string, status: TerminalStatus, result: unknown, error: string | null): FencedResult {
-    return this.fenced(id, leaseId, (t) => {
+  /** `remove`: removeOnComplete / removeOnFail `true`, the task is deleted in the same step. */
+  complete(id: string, leaseId: string, status: TerminalStatus, result: unknown, error: string | null, remove = false): FencedResult {
+    const r = this.fenced(id, leaseId, (t) => {
       t.result = result ?? null;
       t.error = error;
       this.finish(t, status);
     });
+    if (r.ok && remove) this.tasks.splice(this.tasks.findIndex((t) => t.id === id), 1);
+    return r;
   }
 
   retry(id: string, leaseId: string, delayMs: number, error: string): FencedResult {

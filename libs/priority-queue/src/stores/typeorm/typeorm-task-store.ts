@@ -44,7 +44,7 @@ import { storeEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
 import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
-import { completeRemoving } from './sql/complete-removing';
+import { completeRemoving, RemovingCompleter } from './sql/complete-removing';
 import { PgWakeListener } from './pg-listener';
 import { orderColumnsSql } from './order-columns';
 import { num, rowToTask, TASK_COLUMNS, toJson } from './rows';
@@ -133,6 +133,8 @@ export class TypeOrmTaskStore implements TaskStore {
   /** MySQL / MariaDB and SQLite: wake-ups from other processes (null when wakePollMs is 0). */
   private readonly watcher: ChangeWatcher | null;
   private readonly completer: CompleteBatcher | null;
+  /** complete() with removal `now` on PostgreSQL, gathered per event-loop turn (sql/complete-removing.ts). */
+  private readonly removing: RemovingCompleter | null;
   private closed = false;
 
   constructor(options: TypeOrmTaskStoreOptions) {
@@ -161,6 +163,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
+    this.removing = dialect.kind === 'postgres' ? new RemovingCompleter(this.ctx) : null;
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
     this.wakes = localWakes(options.dataSource, this.ctx.channel);
     const memoryDb = dialect.kind === 'sqlite' && (options.dataSource.options as { database?: unknown }).database === ':memory:';
@@ -333,7 +336,10 @@ export class TypeOrmTaskStore implements TaskStore {
 
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.open();
-    if (outcome.remove) return completeRemoving(this.ctx, fence, outcome, outcome.remove);
+    if (outcome.remove) {
+      if (outcome.remove.now && this.removing) return this.removing.complete(fence, outcome);
+      return completeRemoving(this.ctx, fence, outcome, outcome.remove);
+    }
     return this.completer ? this.completer.complete(fence, outcome) : completeOne(this.ctx, fence, outcome);
   }
 

@@ -18,9 +18,8 @@ function resultJson(o: CompletionOutcome): string | null {
 
 /**
  * complete() with a removal rule (core/removal.ts), outside the complete batcher:
- * - rule `now`, PostgreSQL: ONE statement, a fenced DELETE ... RETURNING (the row as it was, the
- *   terminal fields applied here) with the release of its slots in a data-modifying CTE: the task
- *   never exists in its terminal state. Locks: the task row.
+ * - rule `now`, PostgreSQL: RemovingCompleter below, ONE statement for the calls of one
+ *   event-loop turn.
  * - otherwise (and rule `now` on MySQL / SQLite): one transaction: the fenced UPDATE of
  *   completeOne with its slot release, then the DELETE of the task (`now`) or of the finished
  *   tasks of its type and side beyond the rule's count / age (at most REMOVAL_TRIM_MAX, the
@@ -33,28 +32,7 @@ export async function completeRemoving(c: StoreContext, fence: Fence, outcome: C
   const where = sql`${byId(c, fence.id)} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(LIVE)})`;
   const attempts = outcome.attempt ? 1 : 0;
   let row: Row | undefined;
-  if (c.d.kind === 'postgres' && rule.now) {
-    const s = sql`WITH d AS (DELETE FROM ${T} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)}, ${now} AS pq_now),
-      r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM d WHERE ${raw(HOLDS_SLOTS)}) SELECT * FROM d`;
-    const [d] = await c.pg!.rows(c.d.placeholders(s.text), s.params);
-    if (d) {
-      const at = Number(d.pq_now);
-      row = {
-        ...d,
-        status: outcome.status,
-        result: resultJson(outcome),
-        error: outcome.error ?? null,
-        finished_at: at,
-        updated_at: at,
-        attempts: Number(d.attempts) + attempts,
-        lease_owner: null,
-        lease_id: null,
-        lease_until: null,
-        next_poll_at: null,
-        version: Number(d.version) + 1,
-      };
-    }
-  } else {
+  {
     const set = sql`status = ${outcome.status}, result = ${resultJson(outcome)}, error = ${outcome.error ?? null}, finished_at = ${now},
       attempts = attempts + ${attempts}, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
       version = version + 1, updated_at = ${now}`;
@@ -78,6 +56,102 @@ export async function completeRemoving(c: StoreContext, fence: Fence, outcome: C
   c.leased.delete(fence.id);
   if (row) return rowToTask(row);
   throw await whyRejected(c, fence, { from: LIVE, op: 'complete' });
+}
+
+/** The row of a task deleted by its complete: the row as it was with the terminal fields of the outcome. */
+function finishedRow(d: Row, outcome: CompletionOutcome): Row {
+  const at = Number(d.pq_now);
+  return {
+    ...d,
+    status: outcome.status,
+    result: resultJson(outcome),
+    error: outcome.error ?? null,
+    finished_at: at,
+    updated_at: at,
+    attempts: Number(d.attempts) + (outcome.attempt ? 1 : 0),
+    lease_owner: null,
+    lease_id: null,
+    lease_until: null,
+    next_poll_at: null,
+    version: Number(d.version) + 1,
+  };
+}
+
+interface PendingRemoval {
+  fence: Fence;
+  outcome: CompletionOutcome;
+  resolve(t: Task): void;
+  reject(e: unknown): void;
+}
+
+const MAX_BATCH = 500;
+
+/**
+ * complete() with removal rule `now` on PostgreSQL: the calls of one event-loop turn go to the
+ * server as ONE statement, a fenced DELETE ... USING unnest(ids, lease ids, versions) RETURNING
+ * the rows as they were (the terminal fields are applied here), with the release of their slots
+ * in a data-modifying CTE: a task never exists in its terminal state. A call whose fence matched
+ * no row learns why (whyRejected). Locks: the deleted rows.
+ */
+export class RemovingCompleter {
+  private pending: PendingRemoval[] = [];
+  private scheduled = false;
+
+  constructor(private readonly c: StoreContext) {}
+
+  complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+    return new Promise<Task>((resolve, reject) => {
+      this.pending.push({ fence, outcome, resolve, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const seen = new Set<string>();
+    const later: PendingRemoval[] = [];
+    let batch: PendingRemoval[] = [];
+    for (const p of this.pending.splice(0)) {
+      if (seen.has(p.fence.id) || batch.length === MAX_BATCH) later.push(p); // one call per task per statement
+      else {
+        seen.add(p.fence.id);
+        batch.push(p);
+      }
+    }
+    void this.run(batch);
+    if (later.length > 0) {
+      this.pending.unshift(...later);
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private async run(items: PendingRemoval[]): Promise<void> {
+    const c = this.c;
+    const T = raw(c.t.tasks);
+    const s = sql`WITH b AS (SELECT * FROM unnest(${items.map((p) => p.fence.id)}::text[], ${items.map((p) => p.fence.leaseId)}::text[],
+        ${items.map((p) => p.fence.version)}::int[]) AS b(id, lease_id, version)),
+      d AS (DELETE FROM ${T} t USING b WHERE t.id = b.id AND t.queue || '' = ${c.queue} AND t.lease_id = b.lease_id AND t.version = b.version
+        AND t.status IN (${list(LIVE)}) RETURNING t.queue, ${raw(TASK_COLUMNS.split(', ').map((col) => 't.' + col).join(', '))}, ${c.nowSql()} AS pq_now),
+      r AS (INSERT INTO ${raw(c.t.releases)} (queue, lane_key) SELECT queue, lane_key FROM d WHERE ${raw(HOLDS_SLOTS)}) SELECT * FROM d`;
+    let rows: Row[];
+    try {
+      rows = await c.pg!.rows(c.d.placeholders(s.text), s.params);
+    } catch (e) {
+      if (items.length === 1) items[0].reject(e);
+      else for (const p of items) void this.run([p]);
+      return;
+    }
+    const byId = new Map(rows.map((r) => [String(r.id), r]));
+    for (const p of items) {
+      c.leased.delete(p.fence.id);
+      const r = byId.get(p.fence.id);
+      if (r) p.resolve(rowToTask(finishedRow(r, p.outcome)));
+      else whyRejected(c, p.fence, { from: LIVE, op: 'complete' }).then(p.reject, p.reject);
+    }
+  }
 }
 
 /** Keys of the finished tasks of `r`'s type and side beyond the rule (oldest first, at most REMOVAL_TRIM_MAX). */
