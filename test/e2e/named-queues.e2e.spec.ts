@@ -76,6 +76,29 @@ describe('named queues (e2e, memory store)', () => {
     expect(() => memoryStore({ historyLimit: 1.5 })).toThrow(ValidationError);
   });
 
+  it('removeOnComplete: true in forRoot reaches the named queues: waitFor and events get the finished tasks, which are gone', async () => {
+    const app = await createQueuesApp({ store: memoryStore(), root: { removeOnComplete: true } });
+    try {
+      const p = app.get(Producer);
+      // waitFor listens from the moment it is called: called as soon as submit returns, it sees the end
+      const ends = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => p.reports.submit({ type: 'pdf', payload: { id: `r${i}` } }).then((t) => p.reports.waitFor(t.id, { timeoutMs: 15_000 }))),
+      );
+      expect(ends.map((t) => t.status)).toEqual(ends.map(() => TaskStatus.SUCCEEDED));
+      for (const t of ends) expect(await p.reports.get(t.id)).toBeNull();
+      expect((await p.reports.stats()).byStatus.SUCCEEDED).toBe(0);
+      const recorded = app.get(EventRecorder).reportsSucceeded;
+      expect(recorded.map((e) => e.taskId).sort()).toEqual(ends.map((t) => t.id).sort());
+      expect(recorded.every((e) => e.task.status === TaskStatus.SUCCEEDED)).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an invalid removeOnFail fails the start-up with a ValidationError naming the option', async () => {
+    await expect(createQueuesApp({ store: memoryStore(), root: { removeOnFail: { age: -1 } as never } })).rejects.toThrow(/removeOnFail of the queue/);
+  });
+
   it('refuses a type submitted through another queue with WrongQueueError, and writes nothing', async () => {
     const app = await createQueuesApp({ store: memoryStore() });
     try {
