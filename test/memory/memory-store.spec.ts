@@ -26,6 +26,8 @@ interface Internals {
   byIdempotencyKey: Map<string, unknown>;
   rateParked: Set<unknown>;
   expiredPollLeases: Set<unknown>;
+  finished: { length: number };
+  kept: { sets: Map<string, Map<number, unknown>> };
 }
 
 function open(agingIntervalMs?: number): { h: Harness; store: MemoryTaskStore; inner: Internals } {
@@ -36,12 +38,13 @@ function open(agingIntervalMs?: number): { h: Harness; store: MemoryTaskStore; i
 
 /** The state of the store's rooms (its TaskLifecycle, task-lifecycle.ts: scheduler, timers, counts). */
 function internals(store: MemoryTaskStore): Internals {
-  type Rooms = Pick<Internals, 'tasks' | 'byIdempotencyKey'> & {
+  type Rooms = Pick<Internals, 'tasks' | 'byIdempotencyKey' | 'finished'> & {
     scheduler: Pick<Internals, 'ready' | 'lanes' | 'accounts' | 'tenants' | 'ckeys' | 'rateParked'>;
     timers: Pick<Internals, 'expiredPollLeases'>;
     counts: Pick<Internals, 'buckets'>;
   };
   const r = (store as unknown as { m: Rooms }).m;
+  const kept = (store as unknown as Pick<Internals, 'kept'>).kept;
   return {
     ready: r.scheduler.ready,
     lanes: r.scheduler.lanes,
@@ -53,6 +56,8 @@ function internals(store: MemoryTaskStore): Internals {
     byIdempotencyKey: r.byIdempotencyKey,
     rateParked: r.scheduler.rateParked,
     expiredPollLeases: r.timers.expiredPollLeases,
+    finished: r.finished,
+    kept,
   };
 }
 
@@ -306,5 +311,21 @@ describe('MemoryTaskStore internals', () => {
     await expect(store.complete({ id: cc.id, leaseId: ca.leaseId!, version: cc.version }, done)).rejects.toBeInstanceOf(StaleLeaseError);
     expect((await store.complete(fenceOf(cb), done)).status).toBe(TaskStatus.SUCCEEDED);
     expect((await store.complete(fenceOf(cc), done)).status).toBe(TaskStatus.SUCCEEDED);
+  });
+
+  it('removal: tasks deleted at finish or trimmed by a count leave no entry behind (finished heap, kept sets, ids, keys)', async () => {
+    const { h, inner } = open();
+    for (let round = 0; round < 20; round++) {
+      await h.create(...Array.from({ length: 200 }, (_, i) => ({ type: i % 2 ? 'gone' : 'counted', idempotencyKey: `k${round}-${i}` })));
+      for (const t of await h.claim(200)) {
+        h.clock.advance(1);
+        await h.store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED, remove: t.type === 'gone' ? { now: true } : { now: false, count: 10, ageMs: null } });
+      }
+    }
+    expect(inner.tasks.size).toBe(10);
+    expect(inner.byIdempotencyKey.size).toBe(10);
+    expect([...inner.kept.sets.values()].map((m) => m.size)).toEqual([10]);
+    // dead entries are compacted away: the heap holds about the live ones, not the 4,000 finished
+    expect(inner.finished.length).toBeLessThan(100);
   });
 });

@@ -281,11 +281,15 @@ export class MemoryTaskStore implements TaskStore {
   private applyRemoval(s: number, rule: RemovalRule, now: number): void {
     if (rule.now) {
       this.deleteTask(s);
+      this.m.finished.noteRemoved();
       return;
     }
     const key = this.keptKey(s);
     this.kept.add(key, this.m.t.seq(s), s, now);
-    for (const old of this.kept.beyond(key, rule.count, rule.ageMs === null ? null : now - rule.ageMs, REMOVAL_TRIM_MAX)) this.deleteTask(old);
+    for (const old of this.kept.beyond(key, rule.count, rule.ageMs === null ? null : now - rule.ageMs, REMOVAL_TRIM_MAX)) {
+      this.deleteTask(old);
+      this.m.finished.noteRemoved();
+    }
   }
 
   private keptKey(s: number): string {

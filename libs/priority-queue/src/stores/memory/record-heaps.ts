@@ -21,9 +21,18 @@ export class SlotHeap extends LazyHeap<number> {
   }
 }
 
-/** Terminal tasks by finishedAt (purge); entries leave only by purge, from the top. */
+/**
+ * Terminal tasks by finishedAt (purge), token = the task's seq: an entry is live while its slot
+ * holds that task. Entries leave by purge, from the top, or die when a removal deletes the task
+ * (noteRemoved, so that tasks deleted at finish do not pile up here until their retention).
+ * purge() still checks finishedAt (a task requeued and finished again has a newer entry).
+ */
 export class FinishedHeap extends LazyHeap<number> {
-  protected isLive(): boolean {
-    return true;
+  constructor(private readonly table: TaskTable) {
+    super();
+  }
+
+  protected isLive(s: number, seq: number): boolean {
+    return this.table.id(s) !== null && this.table.seq(s) === seq;
   }
 }

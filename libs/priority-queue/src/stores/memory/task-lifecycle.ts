@@ -122,7 +122,7 @@ export class TaskLifecycle {
   readonly timers: Timers;
   readonly counts: PendingStats;
   readonly pending: PendingTasks;
-  readonly finished = new FinishedHeap();
+  readonly finished = new FinishedHeap(this.t);
   /** Per-task history (history-log.ts); null when historyLimit is 0. */
   readonly history_: HistoryLog | null;
   private seq = 0;
@@ -413,7 +413,7 @@ export class TaskLifecycle {
     this.clearLease(s);
     this.setStatus(s, sc, now);
     t.setNum(s, FINISHED_AT, now);
-    this.finished.push(s, now, t.seq(s), 1);
+    this.finished.push(s, now, t.seq(s), t.seq(s));
     const lane = t.ref<Lane>(s, LANE);
     t.setRef(s, LANE, null);
     if (wasInFlight) this.freeSlots(lane);
