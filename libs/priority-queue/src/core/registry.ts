@@ -1,7 +1,7 @@
 import { HandlerRegistrationError, UnknownTaskTypeError, WrongQueueError } from './errors';
 import { TASK_TYPE_DEFAULTS, type ResolvedTaskType, type TaskHandler, type TaskTypeOptions } from './handler';
 import { Messages } from './messages';
-import { resolveRemoval, validateRemoveOption, type RemovalOptions, type ResolvedRemoval } from './removal';
+import { resolveRemoval, validateRemovalOptions, type RemovalOptions, type ResolvedRemoval } from './removal';
 import { validateTaskTypeOptions } from './validation';
 
 export interface RegisteredTaskType {
@@ -29,8 +29,7 @@ export class TaskTypeRegistry {
 
   /** The queue's removeOnComplete / removeOnFail (core/removal.ts), for types without their own. */
   setQueueRemoval(options: RemovalOptions): void {
-    validateRemoveOption('removeOnComplete of the queue', options.removeOnComplete);
-    validateRemoveOption('removeOnFail of the queue', options.removeOnFail);
+    validateRemovalOptions(options, 'the queue');
     this.queueRemoval = { removeOnComplete: options.removeOnComplete, removeOnFail: options.removeOnFail };
     this.removals.clear();
   }

@@ -73,6 +73,12 @@ export function validateRemoveOption(where: string, v: unknown): void {
   if (problem !== null) throw new ValidationError(Messages.invalidRemoveOption(where, v, EXPECTED), [problem]);
 }
 
+/** Checks both options of a queue (whose: e.g. `the queue`); ValidationError when one is wrong. */
+export function validateRemovalOptions(o: RemovalOptions, whose: string): void {
+  validateRemoveOption(`removeOnComplete of ${whose}`, o.removeOnComplete);
+  validateRemoveOption(`removeOnFail of ${whose}`, o.removeOnFail);
+}
+
 /** The rule of a valid option; null = keep until retentionMs. */
 export function removalRule(v: RemoveOption | undefined): RemovalRule | null {
   if (v === undefined || v === false) return null;

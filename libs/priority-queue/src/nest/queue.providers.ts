@@ -1,6 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import { ConfigurationError } from '../core/errors';
 import { Messages } from '../core/messages';
+import { validateRemovalOptions } from '../core/removal';
 import type { TaskStore } from '../core/task-store.port';
 import { AdmissionGuard } from './admission-guard.service';
 import {
@@ -41,6 +42,7 @@ async function createQueueHandle(
   source: { backend: ResolvedBackend; storeQueue: string } | { store: TaskStore },
 ): Promise<QueueHandle> {
   const storeQueue = 'backend' in source ? source.storeQueue : `(own store of ${name})`;
+  validateRemovalOptions(options, 'the queue'); // before a store is opened: nothing to give back
   registry.reserve(name, storeQueue);
   let store: TaskStore;
   let release: () => Promise<void>;
