@@ -103,49 +103,52 @@ for _ = 1, n do
     -- the lease fields stay: a terminal task's are ignored (codec.ts decodeHash, lib.lua fenced);
     -- an in-flight task has no result, so only a cleared error is a field to delete; updatedAt
     -- of a terminal task is its finishedAt (decodeHash)
-    local v = fmt(tonumber(f[2]) + 1)
-    if st ~= SUBMITTING then redis.call('HDEL', tk, 'nextPollAt') end
-    if attempt then redis.call('HINCRBY', tk, 'attempts', 1) end
-    -- the history entry rides in the same write (lib.lua histAppend); its error: the one this
-    -- complete writes, else the task's
-    local hv = false
-    if HIST > 0 then
-      local err = false
-      if KEEPS_ERROR[to] then
-        if e ~= '~' then err = opt(e) else err = redis.call('HGET', tk, 'error') end
+    -- a task deleted now that the caller holds (it rebuilds the reply) is not written first
+    if not gone or seq == '' then
+      local v = fmt(tonumber(f[2]) + 1)
+      if st ~= SUBMITTING then redis.call('HDEL', tk, 'nextPollAt') end
+      if attempt then redis.call('HINCRBY', tk, 'attempts', 1) end
+      -- the history entry rides in the same write (lib.lua histAppend); its error: the one this
+      -- complete writes, else the task's
+      local hv = false
+      if HIST > 0 then
+        local err = false
+        if KEEPS_ERROR[to] then
+          if e ~= '~' then err = opt(e) else err = redis.call('HGET', tk, 'error') end
+        end
+        hv = histAppend(hcur, st, to, v, err)
       end
-      hv = histAppend(hcur, st, to, v, err)
-    end
-    if e == '~' then
-      if result and hv then
-        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result, '_h', hv)
-      elseif result then
-        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)
-      elseif hv then
-        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, '_h', hv)
+      if e == '~' then
+        if result and hv then
+          redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result, '_h', hv)
+        elseif result then
+          redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, 'result', result)
+        elseif hv then
+          redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v, '_h', hv)
+        else
+          redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v)
+        end
       else
-        redis.call('HSET', tk, 'status', to, 'finishedAt', nowS, 'version', v)
+        local set = { 'status', to, 'finishedAt', nowS, 'version', v }
+        if result then
+          set[#set + 1] = 'result'
+          set[#set + 1] = result
+        end
+        if hv then
+          set[#set + 1] = '_h'
+          set[#set + 1] = hv
+        end
+        e = opt(e)
+        if e then
+          set[#set + 1] = 'error'
+          set[#set + 1] = e
+        else
+          redis.call('HDEL', tk, 'error')
+        end
+        redis.call('HSET', tk, unpack(set))
       end
-    else
-      local set = { 'status', to, 'finishedAt', nowS, 'version', v }
-      if result then
-        set[#set + 1] = 'result'
-        set[#set + 1] = result
-      end
-      if hv then
-        set[#set + 1] = '_h'
-        set[#set + 1] = hv
-      end
-      e = opt(e)
-      if e then
-        set[#set + 1] = 'error'
-        set[#set + 1] = e
-      else
-        redis.call('HDEL', tk, 'error')
-      end
-      redis.call('HSET', tk, unpack(set))
+      if seq == '' then row(taskOf(id)) end
     end
-    if seq == '' then row(taskOf(id)) end
     if gone then
       deleteTask(id) -- its key, an unfired boost; no status / finished entry was written
     elseif rm then
