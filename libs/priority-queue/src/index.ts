@@ -42,6 +42,7 @@ export type { Task, TerminalStatus, JsonValue } from './core/task';
 export type { SubmitInput } from './core/validation';
 export type { TaskTypeOptions, TaskHandler, HandlerContext, PollContext, PollResult } from './core/handler';
 export type { BoostOptions } from './core/boost';
+export type { RemoveOption, RemovalOptions, RemovalRule } from './core/removal';
 export type { Fairness } from './core/fairness';
 export type { TaskEvent, TaskEventListener } from './core/events';
 export type { TaskEventName } from './core/event-names';
