@@ -94,6 +94,7 @@ export type {
   PollOutcome,
   CompletionOutcome,
   RetryOutcome,
+  SweepRequest,
   StorePolicies,
   BoostedTask,
 } from './core/task-store.port';

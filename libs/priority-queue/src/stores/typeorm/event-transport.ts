@@ -26,13 +26,27 @@ export class PgEventTransport implements TaskEventTransport {
   readonly reach = 'cluster' as const;
   private readonly subscribers = new Set<TransportSubscriber>();
   private unlisten: Promise<() => Promise<void>> | null = null;
+  /** The last publish: each NOTIFY waits for the one before (see publish). */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly channel: string,
   ) {}
 
-  async publish(messages: readonly TransitionMessage[]): Promise<void> {
+  /**
+   * One publish at a time: each NOTIFY goes out on whichever pool connection is free, so two
+   * publishes in flight together could commit in either order, and a listener would see a task's
+   * 'succeeded' before its 'submitting'. Chained, they reach listeners in the order this process
+   * made them.
+   */
+  publish(messages: readonly TransitionMessage[]): Promise<void> {
+    const run = this.tail.then(() => this.send(messages));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async send(messages: readonly TransitionMessage[]): Promise<void> {
     for (const text of encodeTransitions(messages, NOTIFY_MAX_BYTES)) {
       await this.dataSource.query('SELECT pg_notify($1, $2)', [this.channel, text]);
     }

@@ -25,6 +25,11 @@ export interface TypeOrmStoreOptions {
    * dashboard's task page (0 = off, at most 1000). Default 20; fixed per task when it is created.
    */
   historyLimit?: number;
+  /**
+   * MySQL / MariaDB and SQLite: how often (ms) the store looks for work made by other processes
+   * while workers are subscribed (default 2000; 0 = never, the workers' safety poll then finds it).
+   */
+  wakePollMs?: number;
 }
 
 export interface TypeOrmStoreBackend extends StoreBackend {
@@ -42,7 +47,7 @@ export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend 
     throw new ConfigurationError(Messages.factoryArgument('typeormStore', options, TYPEORM_STORE_FORM));
   }
   assertDataSource(options.dataSource, 'typeormStore({ dataSource })');
-  const { dataSource, tablePrefix, migrate, tuneSqlite } = options;
+  const { dataSource, tablePrefix, migrate, tuneSqlite, wakePollMs } = options;
   const historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
   const count = new OpenCount(async () => undefined, async () => undefined);
   return {
@@ -53,7 +58,7 @@ export function typeormStore(options: TypeOrmStoreOptions): TypeOrmStoreBackend 
     open: () => count.open(),
     close: () => count.close(),
     store(queue: string, o: QueueStoreOptions): TaskStore {
-      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, historyLimit });
+      return new TypeOrmTaskStore({ dataSource, tablePrefix, migrate, tuneSqlite, wakePollMs, queue, agingIntervalMs: o.agingIntervalMs, fairness: o.fairness, historyLimit });
     },
     release: (store: TaskStore) => store.close(),
   };
