@@ -12,8 +12,8 @@
  * alternating. Options (env): BENCH_FAIR_BIG (10,000), BENCH_FAIR_SMALL (50),
  * BENCH_FAIR_ROUNDS (5).
  */
-import { ManualClock, type NewTask } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { ManualClock, type NewTask } from '../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 import { percentile } from './lib/stats';
 
 const BIG = Number(process.env.BENCH_FAIR_BIG ?? 10_000);

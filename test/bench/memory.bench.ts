@@ -30,7 +30,7 @@
  */
 import { loadavg } from 'node:os';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
-import { PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from 'nestjs-priority-queue/core';
+import { PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from '../../libs/priority-queue/src/core';
 import { seededRandom } from './lib/rng';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 1_000_000);

@@ -15,7 +15,7 @@ import { appendFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import Redis, { Cluster } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { TaskTypeRegistry, Worker, type PollResult, type TaskStore } from 'nestjs-priority-queue/core';
+import { TaskTypeRegistry, Worker, type PollResult, type TaskStore } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 

@@ -30,7 +30,7 @@ import {
   type SubmitInput,
   type Task,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
 import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
 

@@ -10,7 +10,7 @@ import {
   type Task,
   type TaskStore,
   TaskStatus,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 
 /** Start of every test's clock (ManualClock's default, a realistic epoch). */
 export const T0 = 1_700_000_000_000;

@@ -1,4 +1,4 @@
-import { ManualClock } from 'nestjs-priority-queue/core';
+import { ManualClock } from '../../libs/priority-queue/src/core';
 import { assertPlacement } from '../redis/support/cluster-placement';
 import { redisClusterStoreFactory } from '../redis/support/redis-cluster-store-factory';
 import { describeTaskStoreContract } from './task-store.contract';

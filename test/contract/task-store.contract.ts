@@ -22,7 +22,7 @@
  * Rules of the suite: all time comes from the ManualClock (never sleeps), task ids are UUIDs,
  * tasks are created in batches, nothing asserts on timing.
  */
-import { ManualClock, type Fairness, type StorePolicies, type TaskStore } from 'nestjs-priority-queue/core';
+import { ManualClock, type Fairness, type StorePolicies, type TaskStore } from '../../libs/priority-queue/src/core';
 import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
 import { attemptsCases } from './cases/attempts.cases';

@@ -25,9 +25,9 @@ import {
   type OrderFields,
   type SubmitInput,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
-import { decodeTransitions, encodeTransitions } from 'nestjs-priority-queue/core/transition-codec';
+import { decodeTransitions, encodeTransitions } from '../../libs/priority-queue/src/core/transition-codec';
 
 const sign = (x: number) => (x < 0 ? -1 : x > 0 ? 1 : 0);
 const lex = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,4 +1,4 @@
-import { canonicalJson, checkIdempotentBatch, IdempotencyConflictError, payloadFingerprint, scopeDifferences, type NewTask } from 'nestjs-priority-queue/core';
+import { canonicalJson, checkIdempotentBatch, IdempotencyConflictError, payloadFingerprint, scopeDifferences, type NewTask } from '../../libs/priority-queue/src/core';
 import { noopTask } from '../redis/support/fixtures';
 
 const task = (over: Partial<NewTask>): NewTask => noopTask({ type: 'job', maxAttempts: 1, ...over });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compareOrder, encodeOrderKey, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS, type OrderFields } from 'nestjs-priority-queue/core';
+import { compareOrder, encodeOrderKey, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS, type OrderFields } from '../../libs/priority-queue/src/core';
 
 const fields: fc.Arbitrary<OrderFields> = fc.record({
   priority: fc.oneof(fc.integer({ min: INT32_MIN, max: INT32_MAX }), fc.constantFrom(INT32_MIN, INT32_MAX, 0, -1, 1)),

@@ -16,7 +16,7 @@ import {
   waitForTask,
   type SubmitInput,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
 
 const ok: SubmitInput = { type: 't', payload: { a: [1, 'x', null, true, { b: 2.5 }] } };

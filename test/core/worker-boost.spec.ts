@@ -6,9 +6,9 @@
  * boost fires when the test moves the clock, whatever the machine's speed.
  */
 import Redis from 'ioredis';
-import { ManualClock, PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type TaskEvent, type TaskStore } from 'nestjs-priority-queue/core';
+import { ManualClock, PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type TaskEvent, type TaskStore } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
 import { ended } from './support/run-helpers';
 

@@ -19,7 +19,7 @@ import {
   type TaskStore,
   type TaskTypeOptions,
   type WorkerOptions,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { abortOf, ended, sleep } from './support/run-helpers';
 

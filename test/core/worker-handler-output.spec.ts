@@ -21,7 +21,7 @@ import {
   type TaskHandler,
   type TaskStore,
   type TaskTypeOptions,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { ended } from './support/run-helpers';
 

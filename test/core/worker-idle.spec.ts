@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { PermanentError, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type TaskStore, type WorkerOptions } from 'nestjs-priority-queue/core';
+import { PermanentError, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type TaskStore, type WorkerOptions } from '../../libs/priority-queue/src/core';
 import { countingStore, ManualTimers } from './support/counting-store';
 import { RealStores, type OpenedStore, type StoreKind } from './support/real-stores';
 import { sleep } from './support/run-helpers';

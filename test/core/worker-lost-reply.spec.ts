@@ -20,8 +20,8 @@ import {
   type TaskEvent,
   type TaskHandler,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
-import { luaScripts } from 'nestjs-priority-queue/stores/redis/scripts';
+} from '../../libs/priority-queue/src/core';
+import { luaScripts } from '../../libs/priority-queue/src/stores/redis/scripts';
 import type { ChunkMatch } from '../support/tcp-proxy';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { abortOf, ended, watchRenewals } from './support/run-helpers';

@@ -14,8 +14,8 @@ import {
   TaskTypeRegistry,
   Worker,
   type TaskHandler,
-} from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+} from '../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 import { RealStores } from './support/real-stores';
 import { abortOf, ended, watchRenewals } from './support/run-helpers';
 

@@ -6,8 +6,8 @@
  * task. Either way that complete did its work: the worker reports no error, the task's terminal
  * event is still emitted (events and waitFor see the end), the handler ran once.
  */
-import { PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker } from 'nestjs-priority-queue/core';
-import { luaScripts } from 'nestjs-priority-queue/stores/redis/scripts';
+import { PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker } from '../../libs/priority-queue/src/core';
+import { luaScripts } from '../../libs/priority-queue/src/stores/redis/scripts';
 import type { ChunkMatch } from '../support/tcp-proxy';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { ended } from './support/run-helpers';

@@ -10,8 +10,8 @@ import {
   waitForTask,
   Worker,
   type TaskEvent,
-} from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+} from '../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 
 /**
  * removeOnComplete / removeOnFail through the worker (core/removal.ts): a type's setting wins over

@@ -12,8 +12,8 @@ import {
   type TaskEvent,
   type TaskHandler,
   type TaskTypeOptions,
-} from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+} from '../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 
 /** A worker driven by hand (tick + whenIdle) over the memory store and a manual clock. */
 function setup(handler: TaskHandler, options: TaskTypeOptions = {}, workerOpts: Partial<ConstructorParameters<typeof Worker>[0]> = {}) {

@@ -1,5 +1,5 @@
 import { TaskStatus, type Task, type TaskEvent } from 'nestjs-priority-queue';
-import { BUCKETS, BUCKET_MS, QueueActivity } from 'nestjs-priority-queue/dashboard/activity';
+import { BUCKETS, BUCKET_MS, QueueActivity } from '../../libs/priority-queue/src/dashboard/activity';
 
 const T = 1_700_000_000_000; // a multiple of BUCKET_MS
 

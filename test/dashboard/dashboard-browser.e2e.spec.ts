@@ -2,7 +2,7 @@
 /// <reference lib="dom.iterable" />
 import type { Browser } from 'puppeteer-core';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
-import { Messages, TaskStatus, type Task } from 'nestjs-priority-queue/core';
+import { Messages, TaskStatus, type Task } from '../../libs/priority-queue/src/core';
 import { launchChromium, type ChromiumHandle } from '../support/servers/chromium';
 import { TestAdminGuard, seedTasks, startDashboardApp, type DashboardApp, type SeededTasks } from './support/dashboard-app';
 import { accessibilityViolations, focused, openDashboardPage, show, tabTo } from './support/browser-page';

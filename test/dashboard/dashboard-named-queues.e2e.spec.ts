@@ -2,7 +2,7 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { PriorityQueueModule, PriorityQueueRegistry, memoryStore } from 'nestjs-priority-queue';
-import { Messages } from 'nestjs-priority-queue/core';
+import { Messages } from '../../libs/priority-queue/src/core';
 import { DASHBOARD_WRITE_HEADER, PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { ADMIN_KEY, TestAdminGuard } from './support/dashboard-app';
 

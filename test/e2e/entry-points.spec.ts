@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
@@ -27,9 +28,8 @@ function runtimeExports(request: string): string[] {
 /**
  * The curated public API. A new export goes here, in libs/priority-queue/src/index.ts and in the
  * package README; an internal (order keys, GCRA, lane keys, validation helpers, the core queue and
- * worker, event transports) stays out and is imported by tests by relative path or through the
- * workspace alias of a source folder (`nestjs-priority-queue/core`, jest.config.js), which the
- * package does not export.
+ * worker, event transports) stays out and is imported by tests by relative path
+ * (libs/priority-queue/src/...); the package name is used only for what the package exports.
  */
 const ROOT_EXPORTS = [
   'ALL_STATUSES', 'AdmissionGuard', 'ConfigurationError', 'DEFAULT_QUEUE_NAME', 'DeadlinePassedError', 'FairTagOverflowError', 'HandlerRegistrationError',
@@ -56,11 +56,18 @@ describe('entry points', () => {
   });
 
   it('internals are reachable in the workspace only: the package exports no source folder', () => {
-    expect(runtimeExports('nestjs-priority-queue/core')).toEqual(expect.arrayContaining(['gcra', 'laneKey', 'PriorityQueue', 'Worker']));
+    expect(runtimeExports(join(root, 'libs/priority-queue/src/core'))).toEqual(expect.arrayContaining(['gcra', 'laneKey', 'PriorityQueue', 'Worker']));
     const mapper = (require(join(root, 'jest.config.js')) as { moduleNameMapper: Record<string, string> }).moduleNameMapper;
     expect(mapper['^nestjs-priority-queue$']).toBe('<rootDir>/libs/priority-queue/src');
     const pkg = require(join(root, 'libs/priority-queue/package.json')) as { exports: Record<string, unknown> };
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './dashboard', './health', './package.json', './redis', './typeorm']);
+  });
+
+  it('tests and scripts reach internals by relative path, never through the package name', () => {
+    const files = execFileSync('git', ['ls-files', 'test', 'scripts', 'apps'], { cwd: root, encoding: 'utf8' }).split('\n').filter((f) => /\.[cm]?[jt]s$/.test(f));
+    const internal = /['"]nestjs-priority-queue\/(?!(redis|typeorm|health|dashboard)['"])[^'"]+['"]/;
+    const offenders = files.filter((f) => f !== 'test/support/register.js' && internal.test(readFileSync(join(root, f), 'utf8')));
+    expect(offenders).toEqual([]);
   });
 
   it('the root entry loads no database driver', () => {

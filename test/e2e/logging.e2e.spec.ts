@@ -1,7 +1,7 @@
 import { Module, type LoggerService } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { ManualClock } from 'nestjs-priority-queue/core';
+import { ManualClock } from '../../libs/priority-queue/src/core';
 import {
   memoryStore,
   NotSubmittedError,

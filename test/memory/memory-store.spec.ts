@@ -10,7 +10,7 @@ import {
   ValidationError,
   type NewTask,
   type Task,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { Harness, ids, T0 } from '../contract/harness';
 

@@ -1,4 +1,4 @@
-import { compareOrder, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from 'nestjs-priority-queue/core';
+import { compareOrder, INT32_MAX, INT32_MIN, MAX_AGING_INTERVAL_MS } from '../../libs/priority-queue/src/core';
 import { MAX_MEMORY_FAIR_TAG, orderMode } from '../../libs/priority-queue/src/stores/memory/order-mode';
 import { rng } from '../contract/harness';
 

@@ -44,7 +44,7 @@ import {
   type NewTask,
   type Task,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { T0 } from '../contract/harness';
 import { BOOST_TIMEOUT_MS, NARROW, runArb, WIDE, type Aim, type ModelWorld, type Op, type Policies } from './model-world';

@@ -18,7 +18,7 @@
  * weights (1, 2, 3, 1000, or back to the default).
  */
 import fc from 'fast-check';
-import { INT32_MAX, INT32_MIN, TaskStatus, type LimitUpdate } from 'nestjs-priority-queue/core';
+import { INT32_MAX, INT32_MIN, TaskStatus, type LimitUpdate } from '../../libs/priority-queue/src/core';
 
 export interface TaskSpec {
   priority: number;

@@ -34,7 +34,7 @@ import {
   type NewTask,
   type Task,
   type TerminalStatus,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 
 export type ModelTask = Omit<Task, 'version' | 'updatedAt'>;
 

@@ -1,4 +1,4 @@
-import { LeaseCache, type Leased } from 'nestjs-priority-queue/stores/shared/lease-cache';
+import { LeaseCache, type Leased } from '../../libs/priority-queue/src/stores/shared/lease-cache';
 
 interface Entry extends Leased {
   what: string;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { TurnBatcher, type TurnBatcherOptions } from 'nestjs-priority-queue/stores/shared/turn-batcher';
+import { TurnBatcher, type TurnBatcherOptions } from '../../libs/priority-queue/src/stores/shared/turn-batcher';
 
 interface Item {
   key: string;

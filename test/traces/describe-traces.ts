@@ -1,4 +1,4 @@
-import { ManualClock } from 'nestjs-priority-queue/core';
+import { ManualClock } from '../../libs/priority-queue/src/core';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { T0 } from '../contract/harness';
 import { TraceRun } from './trace-runner';

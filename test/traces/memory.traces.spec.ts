@@ -1,4 +1,4 @@
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
 import { describeTraces } from './describe-traces';
 
 describeTraces(

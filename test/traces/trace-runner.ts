@@ -35,7 +35,7 @@ import {
   type Task,
   type TaskEvent,
   type TaskStore,
-} from 'nestjs-priority-queue/core';
+} from '../../libs/priority-queue/src/core';
 import { ReferenceModel, type ModelTask } from '../model/reference-model';
 import { LEASE_MS, U, type Aim, type SubmitSpec, type TaskKind, type TraceOp } from './trace-world';
 

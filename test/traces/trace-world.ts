@@ -7,7 +7,7 @@
  * deadline is either past at a claim or at least U ahead of it: the worker's deadline timers
  * (real time, a few ms of drift) can never decide a trace.
  */
-import { INT32_MAX, INT32_MIN, type LimitUpdate } from 'nestjs-priority-queue/core';
+import { INT32_MAX, INT32_MIN, type LimitUpdate } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
 
 export const U = 60_000;

@@ -1,4 +1,4 @@
-import { ManualClock, TaskStatus, fenceOf, type NewTask } from 'nestjs-priority-queue/core';
+import { ManualClock, TaskStatus, fenceOf, type NewTask } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { openDatabase, type DialectName, type OpenDatabase } from './typeorm-dialects';
 

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { fenceOf, TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
+import { fenceOf, TaskStatus, type NewTask } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { startPostgresServer } from '../support/servers/postgres-server';
 

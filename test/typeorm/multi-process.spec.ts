@@ -1,4 +1,4 @@
-import { accountKey, PriorityQueue, TaskStatus, TaskTypeRegistry, type SubmitInput, type TaskStore } from 'nestjs-priority-queue/core';
+import { accountKey, PriorityQueue, TaskStatus, TaskTypeRegistry, type SubmitInput, type TaskStore } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { rng } from '../contract/harness';
 import type { AuditEvent, ChildConfig } from './fixtures/worker-child';

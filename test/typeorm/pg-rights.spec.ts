@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ConfigurationError, fenceOf, ManualClock, TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
+import { ConfigurationError, fenceOf, ManualClock, TaskStatus, type NewTask } from '../../libs/priority-queue/src/core';
 import { priorityQueueMigrations, TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { runMigrations } from './run-migrations';
 import { startPostgresServer, type SqlServerHandle } from '../support/servers/postgres-server';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ValidationError } from 'nestjs-priority-queue/core';
+import { ValidationError } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 
 // The options the TypeORM store checks when it is made, before any query.

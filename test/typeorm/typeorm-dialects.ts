@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import type { ManualClock, TaskStore } from 'nestjs-priority-queue/core';
+import type { ManualClock, TaskStore } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { startMariaDbServer } from '../support/servers/mariadb-server';

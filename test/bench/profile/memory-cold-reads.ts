@@ -10,9 +10,9 @@
  * The reads are the same in every context; only what the process touched in between differs (each
  * batch of the loop touches hundreds of distinct 4 KB pages: tasks, lanes, indexes, new objects).
  */
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
-import { TaskStatus, type NewTask } from 'nestjs-priority-queue/core/task';
-import type { TaskTable } from 'nestjs-priority-queue/stores/memory/task-table';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
+import { TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core/task';
+import type { TaskTable } from '../../../libs/priority-queue/src/stores/memory/task-table';
 import { seededRandom } from '../lib/rng';
 
 const PENDING = Number(process.argv[2] ?? 1_000_000);

@@ -4,8 +4,8 @@
  * `node --expose-gc -r ./test/support/register.js test/bench/profile/memory-history.ts [tasks=200000] [rounds=7]`
  */
 import { randomUUID } from 'node:crypto';
-import { TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
 
 async function drain(limit: number, n: number): Promise<number> {
   const store = new MemoryTaskStore({ historyLimit: limit });

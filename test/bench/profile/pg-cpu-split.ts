@@ -27,7 +27,7 @@ import { graphileWorkerTarget } from '../targets/graphile-worker';
 import { ourPostgresTarget } from '../targets/ours-typeorm';
 import { ourTarget } from '../targets/ours';
 import { DataSource } from 'typeorm';
-import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
+import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
 import type { BenchEnv, BenchTarget } from '../target';
 import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs } from '../lib/stats';

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
+import { TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { startPostgresServer } from '../../support/servers/postgres-server';
 

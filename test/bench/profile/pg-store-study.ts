@@ -14,8 +14,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { fenceOf, TaskStatus, type NewTask } from 'nestjs-priority-queue/core/task';
-import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
+import { fenceOf, TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core/task';
+import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
 import { startPostgresServer } from '../../support/servers/postgres-server';
 
 const TICK_US = 10_000;

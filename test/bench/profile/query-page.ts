@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { ManualClock, TaskStatus, type NewTask, type TaskQuery, type TaskStore } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import { ManualClock, TaskStatus, type NewTask, type TaskQuery, type TaskStore } from '../../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { startServers } from '../lib/servers';

@@ -7,8 +7,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import IORedis from 'ioredis';
-import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
-import { fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core/task';
+import { RedisTaskStore } from '../../../libs/priority-queue/src/stores/redis/redis-task-store';
+import { fenceOf, TaskStatus, type NewTask, type Task } from '../../../libs/priority-queue/src/core/task';
 import { startServers } from '../lib/servers';
 import { makeJobs } from '../scenario';
 import { chunks, nowMs } from '../lib/stats';

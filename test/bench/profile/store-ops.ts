@@ -5,11 +5,11 @@
  */
 import IORedis from 'ioredis';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
-import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
-import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
-import { fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core/task';
-import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
+import { RedisTaskStore } from '../../../libs/priority-queue/src/stores/redis/redis-task-store';
+import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
+import { fenceOf, TaskStatus, type NewTask, type Task } from '../../../libs/priority-queue/src/core/task';
+import type { TaskStore } from '../../../libs/priority-queue/src/core/task-store.port';
 import { startServers } from '../lib/servers';
 import { makeJobs } from '../scenario';
 import { chunks, nowMs } from '../lib/stats';

@@ -6,13 +6,13 @@
  */
 import IORedis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { PriorityQueue } from 'nestjs-priority-queue/core/queue';
-import { TaskTypeRegistry } from 'nestjs-priority-queue/core/registry';
-import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
-import { Worker } from 'nestjs-priority-queue/core/worker';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
-import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
-import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
+import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
+import { TaskTypeRegistry } from '../../../libs/priority-queue/src/core/registry';
+import type { TaskStore } from '../../../libs/priority-queue/src/core/task-store.port';
+import { Worker } from '../../../libs/priority-queue/src/core/worker';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
+import { RedisTaskStore } from '../../../libs/priority-queue/src/stores/redis/redis-task-store';
+import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
 import { startServers } from '../lib/servers';
 import { benchHistoryLimit } from '../targets/ours';
 import { makeJobs } from '../scenario';

@@ -1,5 +1,5 @@
 import IORedis from 'ioredis';
-import { RedisTaskStore } from 'nestjs-priority-queue/stores/redis/redis-task-store';
+import { RedisTaskStore } from '../../../libs/priority-queue/src/stores/redis/redis-task-store';
 import type { BenchEnv, BenchTarget } from '../target';
 import { benchHistoryLimit, ourTarget, variantId, type OurVariant } from './ours';
 

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { TypeOrmTaskStore } from 'nestjs-priority-queue/stores/typeorm';
-import { fenceOf, TaskStatus } from 'nestjs-priority-queue/core/task';
-import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
+import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
+import { fenceOf, TaskStatus } from '../../../libs/priority-queue/src/core/task';
+import type { TaskStore } from '../../../libs/priority-queue/src/core/task-store.port';
 import type { BenchEnv, BenchTarget, Profile, ServerKind } from '../target';
 import { benchHistoryLimit, ourTarget, variantId, LEASE_MS, TASK_TYPE, type OurVariant } from './ours';
 

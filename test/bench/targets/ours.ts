@@ -1,8 +1,8 @@
-import { PriorityQueue } from 'nestjs-priority-queue/core/queue';
-import { TaskTypeRegistry } from 'nestjs-priority-queue/core/registry';
-import type { TaskStore } from 'nestjs-priority-queue/core/task-store.port';
-import type { SubmitInput } from 'nestjs-priority-queue/core/validation';
-import { Worker } from 'nestjs-priority-queue/core/worker';
+import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
+import { TaskTypeRegistry } from '../../../libs/priority-queue/src/core/registry';
+import type { TaskStore } from '../../../libs/priority-queue/src/core/task-store.port';
+import type { SubmitInput } from '../../../libs/priority-queue/src/core/validation';
+import { Worker } from '../../../libs/priority-queue/src/core/worker';
 import type { AdmissionLimits, BenchJob, BenchTarget, Profile, RunningWorker, ServerKind, WorkerSpec } from '../target';
 import { ourVersion } from '../lib/machine';
 import { explainUnsupported, removeOnCompleteSetting, type RemoveOnComplete } from './remove-on-complete';

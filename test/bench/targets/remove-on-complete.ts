@@ -1,4 +1,4 @@
-import type { TaskTypeOptions } from 'nestjs-priority-queue/core/handler';
+import type { TaskTypeOptions } from '../../../libs/priority-queue/src/core/handler';
 
 /**
  * The bench's hook for `removeOnComplete` (issue 15 §1: finished tasks deleted in the step that

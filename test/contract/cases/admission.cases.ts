@@ -1,4 +1,4 @@
-import { accountKey, gcra, TaskStatus, type NewTask } from 'nestjs-priority-queue/core';
+import { accountKey, gcra, TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { countBy, ids, rng, sortedIds, T0 } from '../harness';
 

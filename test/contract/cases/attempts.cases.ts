@@ -1,4 +1,4 @@
-import { fenceOf, TaskStatus, type Task, type TerminalStatus } from 'nestjs-priority-queue/core';
+import { fenceOf, TaskStatus, type Task, type TerminalStatus } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, T0 } from '../harness';
 

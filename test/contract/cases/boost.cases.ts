@@ -1,4 +1,4 @@
-import { fenceOf, NotSupportedByStoreError, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmissionClaim } from 'nestjs-priority-queue/core';
+import { fenceOf, NotSupportedByStoreError, PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmissionClaim } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, T0 } from '../harness';
 

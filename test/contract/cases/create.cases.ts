@@ -1,4 +1,4 @@
-import { StaleLeaseError, TaskStatus, ValidationError, fenceOf } from 'nestjs-priority-queue/core';
+import { StaleLeaseError, TaskStatus, ValidationError, fenceOf } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, T0 } from '../harness';
 

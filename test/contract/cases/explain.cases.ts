@@ -6,7 +6,7 @@ import {
   TaskStatus,
   type Task,
   type TaskExplanation,
-} from 'nestjs-priority-queue/core';
+} from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, shuffle, T0 } from '../harness';
 

@@ -8,7 +8,7 @@ import {
   type NewTask,
   type Task,
   type TaskPage,
-} from 'nestjs-priority-queue/core';
+} from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, sortedIds, type Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, TaskStatus, type NewTask, type Task } from 'nestjs-priority-queue/core';
+import { fenceOf, TaskStatus, type NewTask, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, shuffle, sortedIds, type Harness } from '../harness';
 

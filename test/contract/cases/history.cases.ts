@@ -1,4 +1,4 @@
-import { DEFAULT_HISTORY_LIMIT, fenceOf, TaskNotFoundError, TaskStatus, type TaskHistoryEntry } from 'nestjs-priority-queue/core';
+import { DEFAULT_HISTORY_LIMIT, fenceOf, TaskNotFoundError, TaskStatus, type TaskHistoryEntry } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { T0 } from '../harness';
 

@@ -3,7 +3,7 @@ import {
   TaskStatus,
   type CreateResult,
   type NewTask,
-} from 'nestjs-priority-queue/core';
+} from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, type Harness } from '../harness';
 import { queueOn } from './validation.cases';

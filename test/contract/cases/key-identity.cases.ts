@@ -1,4 +1,4 @@
-import { TaskStatus } from 'nestjs-priority-queue/core';
+import { TaskStatus } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids } from '../harness';
 

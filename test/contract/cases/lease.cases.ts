@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskNotFoundError, TaskStatus, type Task } from 'nestjs-priority-queue/core';
+import { fenceOf, StaleLeaseError, TaskNotFoundError, TaskStatus, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, T0 } from '../harness';
 

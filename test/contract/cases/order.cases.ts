@@ -1,4 +1,4 @@
-import { INT32_MAX, INT32_MIN, type Task } from 'nestjs-priority-queue/core';
+import { INT32_MAX, INT32_MIN, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, shuffle, sortedIds, T0 } from '../harness';
 

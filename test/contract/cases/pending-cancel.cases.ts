@@ -1,4 +1,4 @@
-import { TaskStatus, type NewTask, type QueueStats } from 'nestjs-priority-queue/core';
+import { TaskStatus, type NewTask, type QueueStats } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, nonZero } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, INT32_MAX, INT32_MIN, InvalidStateError, TaskNotFoundError, TaskStatus } from 'nestjs-priority-queue/core';
+import { fenceOf, INT32_MAX, INT32_MIN, InvalidStateError, TaskNotFoundError, TaskStatus } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 
 export function priorityChangeCases(ctx: ContractContext): void {

@@ -7,7 +7,7 @@ import {
   ValidationError,
   type Task,
   type TaskQuery,
-} from 'nestjs-priority-queue/core';
+} from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, shuffle, type Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskStatus, type RemovalRule, type Task } from 'nestjs-priority-queue/core';
+import { fenceOf, StaleLeaseError, TaskStatus, type RemovalRule, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, rng, T0, type Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, InvalidStateError, StaleLeaseError, TaskNotFoundError, TaskStatus, type Task } from 'nestjs-priority-queue/core';
+import { fenceOf, InvalidStateError, StaleLeaseError, TaskNotFoundError, TaskStatus, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, nonZero, T0, type Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, StaleLeaseError, TaskStatus, type NewTask, type QueueStats } from 'nestjs-priority-queue/core';
+import { fenceOf, StaleLeaseError, TaskStatus, type NewTask, type QueueStats } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import type { Harness } from '../harness';
 import { ids, nonZero } from '../harness';

@@ -1,4 +1,4 @@
-import { ALL_STATUSES, fenceOf, TaskStatus, type Task } from 'nestjs-priority-queue/core';
+import { ALL_STATUSES, fenceOf, TaskStatus, type Task } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids, nonZero, T0 } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, TaskStatus, type SweepRequest, type TaskStore, type Transition } from 'nestjs-priority-queue/core';
+import { fenceOf, TaskStatus, type SweepRequest, type TaskStore, type Transition } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import { ids } from '../harness';
 

@@ -11,7 +11,7 @@ import {
   ValidationError,
   type LimitUpdate,
   type SubmitInput,
-} from 'nestjs-priority-queue/core';
+} from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import type { Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import { fenceOf, TaskStatus } from 'nestjs-priority-queue/core';
+import { fenceOf, TaskStatus } from '../../../libs/priority-queue/src/core';
 import type { ContractContext } from '../task-store.contract';
 import type { Harness } from '../harness';
 

@@ -1,4 +1,4 @@
-import type { TaskStore, TimerHost, Transition } from 'nestjs-priority-queue/core';
+import type { TaskStore, TimerHost, Transition } from '../../../libs/priority-queue/src/core';
 
 /** What a CountingStore saw. */
 export interface StoreCalls {

@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import type { TaskStore } from 'nestjs-priority-queue/core';
-import { MemoryTaskStore } from 'nestjs-priority-queue/stores/memory';
+import type { TaskStore } from '../../../libs/priority-queue/src/core';
+import { MemoryTaskStore } from '../../../libs/priority-queue/src/stores/memory';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { startMariaDbServer } from '../../support/servers/mariadb-server';

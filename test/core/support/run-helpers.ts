@@ -1,4 +1,4 @@
-import { isTerminal, type TaskEvent, type TaskEvents, type TaskStore } from 'nestjs-priority-queue/core';
+import { isTerminal, type TaskEvent, type TaskEvents, type TaskStore } from '../../../libs/priority-queue/src/core';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

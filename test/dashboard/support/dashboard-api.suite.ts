@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
-import { Messages, TaskStatus, compareOrder, type OrderFields, type TaskStore } from 'nestjs-priority-queue/core';
+import { Messages, TaskStatus, compareOrder, type OrderFields, type TaskStore } from '../../../libs/priority-queue/src/core';
 import { DASHBOARD_WRITE_HEADER, PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { ADMIN_KEY, TestAdminGuard, seedTasks, startDashboardApp, type DashboardApp, type SeededTasks } from './dashboard-app';
 

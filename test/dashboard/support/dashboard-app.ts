@@ -1,7 +1,7 @@
 import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AdmissionGuard, PriorityQueueModule, TaskManager } from 'nestjs-priority-queue';
-import { TaskStatus, fenceOf, type Task, type TaskStore } from 'nestjs-priority-queue/core';
+import { TaskStatus, fenceOf, type Task, type TaskStore } from '../../../libs/priority-queue/src/core';
 import { PriorityQueueDashboardModule, type PriorityQueueDashboardOptions } from 'nestjs-priority-queue/dashboard';
 
 /** The key the test guard wants in the x-admin-key header. */
