@@ -11,7 +11,7 @@ interface Keys {
   fairTag?: string;
 }
 
-/** The order of the lane heaps (lazy-heap.ts): k1, k2, k3 ascending, then non-zero ranks, then tie. */
+/** The order of the lane queues (lane-queue.ts): k1, k2, k3 ascending, then non-zero ranks, then tie. */
 function modeCompare(T: number, a: Keys, b: Keys, fair = false): number {
   const m = orderMode(T, fair);
   const tag = (x: Keys) => (x.fairTag === undefined ? 0 : Number(x.fairTag));

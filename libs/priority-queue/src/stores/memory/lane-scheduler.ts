@@ -18,7 +18,7 @@ import type { LaneKeys, TaskTable } from './task-table';
  * limit changed, provider resumed, rate token due).
  *
  * The scheduler owns the lanes and the admission resources; the tasks' other state (status,
- * buckets, timers) belongs to the store, which tells it when a lane's heap changed (refresh) and
+ * buckets, timers) belongs to the store, which tells it when a lane's task queue changed (refresh) and
  * when a task took or freed its slots.
  */
 export class LaneScheduler implements ReadyLaneSource<Lane, number> {
@@ -82,8 +82,8 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
 
   take(lane: Lane): number {
     const s = lane.head;
-    this.tokens.push(lane.heap.topToken());
-    lane.heap.pop();
+    this.tokens.push(lane.tasks.topToken());
+    lane.tasks.pop();
     lane.live--;
     this.refresh(lane);
     lane.provider.inFlight++; // the other limits count the claim in consumeRoom
@@ -130,9 +130,9 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
     if (lane.ckey !== null && --lane.ckey.refs === 0) this.ckeys.delete(lane.ckey.key);
   }
 
-  /** Re-reads the lane's head after its heap changed; moves it between IDLE and READY. */
+  /** Re-reads the lane's head after its task queue changed; moves it between IDLE and READY. */
   refresh(lane: Lane): void {
-    const head = lane.heap.top();
+    const head = lane.tasks.top();
     if (head === undefined) {
       if (lane.state === LANE_READY) this.ready.remove(lane);
       else if (lane.state === LANE_PARKED) {
@@ -144,10 +144,10 @@ export class LaneScheduler implements ReadyLaneSource<Lane, number> {
       return;
     }
     lane.head = head;
-    lane.hk1 = lane.heap.topK1();
-    lane.hk2 = lane.heap.topK2();
-    lane.hk3 = lane.heap.topK3();
-    lane.hrank = lane.heap.topRank();
+    lane.hk1 = lane.tasks.topK1();
+    lane.hk2 = lane.tasks.topK2();
+    lane.hk3 = lane.tasks.topK3();
+    lane.hrank = lane.tasks.topRank();
     if (lane.state === LANE_READY) this.ready.update(lane);
     else if (lane.state === LANE_IDLE) {
       lane.state = LANE_READY;

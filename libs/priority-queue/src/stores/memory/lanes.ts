@@ -54,8 +54,8 @@ export class SlotState implements SlotRoom {
 }
 
 export class Lane {
-  readonly heap: LaneQueue;
-  /** Live due tasks in `heap`. */
+  readonly tasks: LaneQueue;
+  /** Live due tasks in `tasks`. */
   live = 0;
   /** Non-terminal tasks of this lane (due, delayed or in flight); the lane is dropped at 0. */
   refs = 0;
@@ -86,7 +86,7 @@ export class Lane {
     table: TaskTable,
     tie: (a: number, b: number) => number,
   ) {
-    this.heap = new LaneQueue(table, tie);
+    this.tasks = new LaneQueue(table, tie);
     this.room = { provider, account, tenant, concurrencyKey: ckey };
   }
 }

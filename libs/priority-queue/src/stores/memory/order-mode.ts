@@ -2,7 +2,7 @@ import { compareOrder, compareOrderParts, orderPartValue, orderParts, type Order
 import type { OrderFields } from './task-table';
 
 /**
- * compareOrder() (core/order-key.ts) split into inline numbers for the lane heaps and the
+ * compareOrder() (core/order-key.ts) split into inline numbers for the lane queues (sorted runs, lane-queue.ts) and the
  * ready-lane heap: (k1, k2, k3) of (priority, runAt, fair tag) ascending, then the creation rank
  * (the seq of a task created while the clock never went back, which then orders exactly like
  * (createdAt, seq); 0 otherwise), then `tie` on the tasks' order fields. Exact in every mode; the

@@ -43,7 +43,7 @@ export class PendingTasks {
     const runAt = t.num(s, RUN_AT);
     const seq = t.seq(s);
     const tag = this.policy.tagNumber(s);
-    lane.heap.push(s, o.k1(p, runAt, tag), o.k2(p, runAt, tag), tok, o.k3(p, runAt, tag), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
+    lane.tasks.push(s, o.k1(p, runAt, tag), o.k2(p, runAt, tag), tok, o.k3(p, runAt, tag), o.usesRank && t.flag(s, F_RANKED) ? seq : 0);
     lane.live++;
     b.queue.push(s, runAt, seq, tok);
     b.due++;
@@ -62,7 +62,7 @@ export class PendingTasks {
       const tok = t.num(s, Q_TOK);
       t.setNum(s, Q_TOK, 0);
       // a claimed task is its lane's head and usually its bucket's oldest: both drop it at once
-      lane.heap.removeLive(s, tok);
+      lane.tasks.removeLive(s, tok);
       lane.live--;
       b.queue.removeLive(s, tok);
       b.due--;

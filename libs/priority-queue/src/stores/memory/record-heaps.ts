@@ -3,7 +3,7 @@ import type { TaskTable } from './task-table';
 
 /**
  * Heaps of task slots (see lazy-heap.ts and task-table.ts). An entry is live while the slot's
- * token field (one per kind of membership) still holds the entry's token. Keys: lane heaps use
+ * token field (one per kind of membership) still holds the entry's token. Keys: lane queues use
  * the order key (order-mode.ts); every other heap a time, then seq.
  */
 export class SlotHeap extends LazyHeap<number> {
