@@ -21,8 +21,8 @@ import {
   type TaskHandler,
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
-import { luaScripts } from '../../libs/priority-queue/src/stores/redis/scripts';
 import type { ChunkMatch } from '../support/tcp-proxy';
+import { luaCall, pgPrepared } from './support/lost-reply-matchers';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { abortOf, ended, watchRenewals } from './support/run-helpers';
 
@@ -33,22 +33,8 @@ afterAll(() => stores.closeAll());
 
 /** The chunks of one renewal, per store, as the client sends them. */
 const RENEWAL: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
-  redis: () => {
-    const sha = Buffer.from(luaScripts().renew_lease.sha);
-    return [(c) => c.includes(sha)];
-  },
-  // named prepared statement (stores/typeorm/pg-direct.ts): its Parse carries the text once per
-  // connection, every execution's Bind carries the name
-  postgres: () => {
-    let name: string | null = null;
-    return [
-      (c) => {
-        const s = c.toString('latin1');
-        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*SET lease_until/.exec(s)?.[1] ?? null;
-        return name !== null && s.includes(`\x00${name}\x00`);
-      },
-    ];
-  },
+  redis: () => luaCall('renew_lease'),
+  postgres: () => pgPrepared('SET lease_until'),
   // the renewal's UPDATE, then its transaction's COMMIT (a COM_QUERY packet)
   mariadb: () => [(c) => c.includes('SET lease_until'), (c) => c.toString('latin1').endsWith('\x03COMMIT')],
 };

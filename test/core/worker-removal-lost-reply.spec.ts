@@ -7,8 +7,8 @@
  * event is still emitted (events and waitFor see the end), the handler ran once.
  */
 import { PriorityQueue, TaskEvents, TaskStatus, TaskTypeRegistry, Worker } from '../../libs/priority-queue/src/core';
-import { luaScripts } from '../../libs/priority-queue/src/stores/redis/scripts';
 import type { ChunkMatch } from '../support/tcp-proxy';
+import { luaCall, pgPrepared } from './support/lost-reply-matchers';
 import { RealStores, type StoreKind } from './support/real-stores';
 import { ended } from './support/run-helpers';
 
@@ -19,22 +19,9 @@ afterAll(() => stores.closeAll());
 
 /** The chunks of the deleting complete, per store, as the client sends them. */
 const COMPLETE: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
-  redis: () => {
-    const sha = Buffer.from(luaScripts().complete.sha);
-    return [(c) => c.includes(sha)];
-  },
-  // sql/complete-removing.ts RemovingCompleter on PostgreSQL: one statement, a named prepared statement (pg-direct.ts)
-  // whose Parse carries the text once per connection and every execution's Bind its name
-  postgres: () => {
-    let name: string | null = null;
-    return [
-      (c) => {
-        const s = c.toString('latin1');
-        name ??= /(pq_[0-9a-f]{24})\x00[^\x00]*WITH b AS \(SELECT \* FROM unnest/.exec(s)?.[1] ?? null;
-        return name !== null && s.includes(`\x00${name}\x00`);
-      },
-    ];
-  },
+  redis: () => luaCall('complete'),
+  // sql/complete-removing.ts RemovingCompleter on PostgreSQL: one statement
+  postgres: () => pgPrepared('WITH b AS (SELECT * FROM unnest'),
 };
 
 describe.each(['redis', 'postgres'] as const)('Worker, removeOnComplete: true, lost complete reply on %s', (kind) => {
