@@ -32,6 +32,7 @@ import {
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
+import { listAll } from '../model/task-view';
 import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
 
 const ROOT = join(__dirname, '..', '..');
@@ -280,15 +281,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
 
     // every task, as the store has it
     const tasks = new Map<string, Task>();
-    for (const status of Object.values(TaskStatus)) {
-      let after: number | undefined;
-      for (;;) {
-        const page = await api.list(status, 1000, after);
-        for (const t of page) tasks.set(t.id, t);
-        if (page.length < 1000) break;
-        after = page[page.length - 1].seq;
-      }
-    }
+    for (const t of await listAll((status, limit, afterSeq) => api.list(status, limit, afterSeq))) tasks.set(t.id, t);
     expect(tasks.size).toBe(opts.tasks);
     const { calls, selfKills } = readCalls(pool.all);
     const runs = new Map<string, number>();

@@ -37,6 +37,7 @@ import {
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
 import { ReferenceModel, type ModelTask } from '../model/reference-model';
+import { listAll, taskView, taskViews } from '../model/task-view';
 import { LEASE_MS, U, type Aim, type SubmitSpec, type TaskKind, type TraceOp } from './trace-world';
 
 const TYPE_OPTIONS = {
@@ -72,23 +73,6 @@ function gated(store: TaskStore): { store: TaskStore; gate: { open: boolean } } 
     },
   });
   return { store: proxy, gate };
-}
-
-function comparable(t: ModelTask | Task) {
-  return {
-    id: t.id,
-    status: t.status,
-    priority: t.priority,
-    runAt: t.runAt,
-    deadlineAt: t.deadlineAt,
-    attempts: isTerminal(t.status) ? undefined : t.attempts,
-    cancelRequested: t.cancelRequested,
-    leaseOwner: t.leaseOwner,
-    leaseUntil: t.leaseUntil,
-    nextPollAt: t.nextPollAt,
-    externalId: t.externalId,
-    pollErrors: t.pollErrors,
-  };
 }
 
 export interface TraceRunOptions {
@@ -202,7 +186,7 @@ export class TraceRun {
         if (id === null) return;
         const got = await this.manager.cancel(id);
         const want = this.model.cancel(id)!;
-        expect(comparable(got)).toEqual(comparable(want));
+        expect(taskView(got)).toEqual(taskView(want));
         break;
       }
       case 'changePriority': {
@@ -256,7 +240,7 @@ export class TraceRun {
       const lines: string[] = [];
       for (const id of involved) {
         const st = await this.store.get(id);
-        lines.push(`model ${JSON.stringify(this.model.get(id) && comparable(this.model.get(id)!))}`, `store ${JSON.stringify(st && comparable(st))}`);
+        lines.push(`model ${JSON.stringify(this.model.get(id) && taskView(this.model.get(id)!))}`, `store ${JSON.stringify(st && taskView(st))}`);
       }
       const errs = this.errors.map((x) => String(x));
       throw new Error(`${e instanceof Error ? e.message : String(e)}\nnow ${this.clock.now()}, calls ${JSON.stringify(calls)}\n${lines.join('\n')}\nworker errors: ${JSON.stringify(errs)}`);
@@ -466,18 +450,8 @@ export class TraceRun {
 
   /** Every task and the in-flight counts of stats(), against the model. */
   async compareState(): Promise<void> {
-    const got: Task[] = [];
-    for (const status of Object.values(TaskStatus)) {
-      let after: number | undefined;
-      for (;;) {
-        const page = await this.manager.list(status, 1000, after);
-        got.push(...page);
-        if (page.length < 1000) break;
-        after = page[page.length - 1].seq;
-      }
-    }
-    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    expect(got.map(comparable).sort(byId)).toEqual(this.model.tasks.map(comparable).sort(byId));
+    const got = await listAll((status, limit, afterSeq) => this.manager.list(status, limit, afterSeq));
+    expect(taskViews(got)).toEqual(taskViews(this.model.tasks));
     const stats = await this.manager.stats();
     const live = this.model.tasks.filter((t) => isInFlight(t.status));
     const count = (key: (t: ModelTask) => string | null) => {
