@@ -1,4 +1,5 @@
 import { ALL_STATUSES, TaskStatus, type Task } from '../../core/task';
+import { NOT_PLAIN, plainCopy } from './plain-copy';
 
 /** Small integer of each status (index of the per-status bitmaps and counters). */
 export const STATUS_CODE: Readonly<Record<TaskStatus, number>> = Object.fromEntries(
@@ -364,45 +365,4 @@ export class TaskTable {
       finishedAt: opt(f[fo + FINISHED_AT]),
     };
   }
-}
-
-const NOT_PLAIN: unique symbol = Symbol('not plain data');
-
-/**
- * A deep copy of plain JSON data (plain objects, arrays, strings, finite numbers, booleans,
- * null), as a JSON round trip would give it (-0 becomes 0, an own "__proto__" key stays a key);
- * NOT_PLAIN for anything else (the caller then keeps JSON text).
- */
-function plainCopy(v: unknown): unknown {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return v;
-    case 'number':
-      return Number.isFinite(v) ? (v === 0 ? 0 : v) : NOT_PLAIN;
-    case 'object':
-      break;
-    default:
-      return NOT_PLAIN;
-  }
-  if (v === null) return null;
-  if (Array.isArray(v)) {
-    const out = new Array<unknown>(v.length);
-    for (let i = 0; i < v.length; i++) {
-      const x = plainCopy(v[i]);
-      if (x === NOT_PLAIN) return NOT_PLAIN;
-      out[i] = x;
-    }
-    return out;
-  }
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
-    const x = plainCopy((v as Record<string, unknown>)[k]);
-    if (x === NOT_PLAIN) return NOT_PLAIN;
-    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
-    else out[k] = x;
-  }
-  return out;
 }
