@@ -1,3 +1,6 @@
+// Above ~400 lines on purpose: one task's lease from claim to outcome. The handler's submit and
+// poll, the deadline watch, lease renewal and the fenced outcome write with its re-fences all read
+// and move one fence and one abort state; split, every part would pass that state around.
 import { backoffDelay } from './backoff';
 import { MAX_TIMER_MS } from './timers';
 import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError, TaskNotFoundError } from './errors';

@@ -1,3 +1,6 @@
+// Above ~400 lines on purpose: this is the one place of every input rule (issue 12: validation
+// once): submit inputs, ids and priorities, task type options, limit updates, store options and
+// queries share isKey / isIntIn and the class-validator schemas; split, the rules would drift apart.
 import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationArguments, type ValidationError as ClassValidatorError } from 'class-validator';
 import type { LimitUpdate } from './admission';
 import { ValidationError } from './errors';

@@ -1,3 +1,6 @@
+// Near ~400 lines on purpose: the worker's loop is one state machine (slots, prefetch queue,
+// claims, wakes, the clock offset, lease renewal, stop); a task's own run is in task-run.ts and
+// its settings in worker-options.ts.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TaskEvents } from './events';

@@ -1,3 +1,6 @@
+// Above ~400 lines on purpose: the TaskStore port (some thirty methods), each a short call of
+// its Lua script (./lua) or of operations.ts, plus the error mapping and lease cache they share;
+// one file per group of port methods would hide which method does what.
 import { randomUUID } from 'node:crypto';
 import type { LimitUpdate, LimitsSnapshot } from '../../core/admission';
 import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';

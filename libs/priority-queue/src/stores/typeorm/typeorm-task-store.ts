@@ -1,3 +1,6 @@
+// Above ~400 lines on purpose: the TaskStore port (some thirty methods), each a short call of
+// its query (./sql) or claim path, plus init, schema checks and wake-ups; one file per group of
+// port methods would hide which method does what.
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
