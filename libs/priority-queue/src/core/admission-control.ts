@@ -13,12 +13,8 @@ export class AdmissionControl {
     return this.store.getLimits();
   }
 
-  apply(update: LimitUpdate): Promise<LimitsSnapshot> {
-    try {
-      validateLimitUpdate(update);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  async apply(update: LimitUpdate): Promise<LimitsSnapshot> {
+    validateLimitUpdate(update);
     return this.store.setLimits(update);
   }
 

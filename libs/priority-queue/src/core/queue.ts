@@ -152,12 +152,8 @@ export class PriorityQueue {
   }
 
   /** One page of tasks of a status with filters (core/task-query.ts); ValidationError for a bad query. */
-  query(query: TaskQuery): Promise<TaskPage> {
-    try {
-      validateTaskQuery(query);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  async query(query: TaskQuery): Promise<TaskPage> {
+    validateTaskQuery(query);
     return this.store.query(query);
   }
 
