@@ -30,6 +30,15 @@ export type StoreConfig =
       agingIntervalMs?: number;
     };
 
+/**
+ * A queue's worker in this process: whether it runs, and the core Worker's settings
+ * (core/worker-options.ts WorkerOptions), restated on purpose: `extends Pick<WorkerOptions, ...>`
+ * would make the published types name WorkerOptions, which the package root does not export (it
+ * carries the store, registry, timers and observer that Nest wires itself), so
+ * test/compat/package.spec.ts would list it and its members as unexported public types. The
+ * orchestrator (priority-queue.orchestrator.ts) passes each field to the Worker by name, so the
+ * compiler checks every restated field against WorkerOptions.
+ */
 export interface WorkerModuleOptions {
   /** Run handlers in this process (default true). A producer-only API process sets false. */
   enabled?: boolean;
