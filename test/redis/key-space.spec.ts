@@ -100,54 +100,14 @@ describe('Redis key space of a prefix and queue', () => {
     expect(bases.size).toBe(120 * 120);
   });
 
-  it('names without : or \\ keep the keys they had; names with a lone surrogate, a brace or a control character, empty or too long are refused', () => {
+  it('names without : or \\ are written as they are, : and \\ escaped; names with a lone surrogate, a brace or a control character, empty or too long are refused', () => {
     expect(queueKeys('pq', 'default').base).toBe('{pq:default}:');
-    expect(queueKeys('my-app.prod', 'ocr jobs').legacyBase).toBeNull();
-    expect(queueKeys('shop:eu', 'mail')).toMatchObject({ base: '{shop\\:eu:mail}:', legacyBase: '{shop:eu:mail}:' });
-    expect(queueKeys('shop', 'eu:mail')).toMatchObject({ base: '{shop:eu\\:mail}:', legacyBase: '{shop:eu:mail}:' });
+    expect(queueKeys('my-app.prod', 'ocr jobs').base).toBe('{my-app.prod:ocr jobs}:');
+    expect(queueKeys('shop:eu', 'mail').base).toBe('{shop\\:eu:mail}:');
+    expect(queueKeys('shop', 'eu:mail').base).toBe('{shop:eu\\:mail}:');
     for (const [prefix, queue] of [['a\ud800', 'q'], ['a', '\udc00'], ['a{b', 'q'], ['a', 'q}'], ['', 'q'], ['a\u0000', 'q'], ['a', 'q\n'], ['a', 'q'.repeat(256)]]) {
       expect(() => new RedisTaskStore({ connection: redis.conn, prefix, queue })).toThrow(ValidationError);
     }
-  });
-
-  it('refuses to start while an earlier version left a queue under the old, unescaped key space; starts once it is gone', async () => {
-    const root = `old${++run}`;
-    const legacy = `{${root}:eu:mail}:`;
-    // what an earlier version's init and create left behind (its layout; nothing of the escaping)
-    await redis.conn.hset(legacy + 'meta', 'agingIntervalMs', '0');
-    await redis.conn.set(legacy + 'seq', '3');
-    await redis.conn.hset(legacy + 'provider:p', 'paused', '1');
-    await redis.conn.sadd(legacy + 'providers', 'p');
-    for (const [prefix, queue] of [
-      [`${root}:eu`, 'mail'],
-      [root, 'eu:mail'],
-    ]) {
-      const store = redis.track(new RedisTaskStore({ connection: redis.conn, prefix, queue }));
-      const err = await store.init().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(ValidationError);
-      expect((err as Error).message).toContain(legacy);
-      expect((err as Error).message).toContain(store.keys.base);
-      expect((err as Error).message).toMatch(/docs\/REDIS\.md/);
-      expect(await redis.conn.exists(store.keys.base + 'meta')).toBe(0); // nothing written
-    }
-    // renamed to the new names (docs/REDIS.md): the pause comes along and the store starts
-    for (const key of await redis.conn.keys(`${legacy.replace(/[{}[\]*?\\]/g, '\\$&')}*`)) await redis.conn.rename(key, `{${root}\\:eu:mail}:` + key.slice(legacy.length));
-    const moved = await open(`${root}:eu`, 'mail');
-    expect((await moved.getLimits()).providers.p.paused).toBe(true);
-    expect((await moved.create([noopTask({})]))[0].task.seq).toBe(4);
-  });
-
-  it('the old key space of one pair that is the new key space of another (a name with \\) is not taken for a leftover', async () => {
-    const root = `bs${++run}`;
-    const a = await open(`${root}\\`, 'q'); // base {<root>\\\\:q}: (the backslash escaped)
-    await a.create([noopTask({})]);
-    const b = redis.track(new RedisTaskStore({ connection: redis.conn, prefix: `${root}\\\\`, queue: 'q' }));
-    expect(b.keys.legacyBase).toBe(a.keys.base);
-    await expect(b.init()).resolves.toBeUndefined();
-    expect(await b.get((await a.list({ status: TaskStatus.PENDING_SUBMIT, limit: 1 }))[0].id)).toBeNull();
   });
 
   it('a task written before idempotency scopes were kept: type and tenant are still compared, its payload cannot be', async () => {

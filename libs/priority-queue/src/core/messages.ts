@@ -58,8 +58,6 @@ export const Messages = {
     `The ${store} store needs the "${driver}" package: npm install ${driver}.`,
   invalidState: (id: string, status: string, operation: string) =>
     `Task ${id} is ${status}: ${operation} does not apply in that status. Nothing was changed.`,
-  legacyKeySpace: (legacyBase: string, base: string) =>
-    `This queue's Redis keys moved from ${legacyBase}* to ${base}* (the prefix and queue name are now escaped, so that no two prefix/queue pairs share keys), and ${legacyBase}* still holds a queue written by an earlier version. Drain it with that version and delete its keys, or rename them to the new names (docs/REDIS.md, "Upgrading a prefix or queue name with : or \\"). Nothing was changed.`,
   // named queues, events and module set-up (nest/)
   wrongQueue: (type: string, queue: string, owner: string) =>
     `Task type "${type}" belongs to queue "${owner}", not "${queue}": submit it through that queue's TaskManager (@InjectTaskManager('${owner}')). Nothing was queued.`,

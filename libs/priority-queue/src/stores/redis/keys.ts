@@ -21,7 +21,7 @@ import { isKey } from '../../core/validation';
 export const FIXED_KEYS = [
   /** string: store-wide task sequence (INCR). */
   'seq',
-  /** hash: store settings fixed for the queue's life (agingIntervalMs; keys = KEY_LAYOUT since the escaped hash tag). */
+  /** hash: store settings fixed for the queue's life (agingIntervalMs; keys = KEY_LAYOUT, the key layout). */
   'meta',
   /** zset (score 0, BYLEX order): one member per ready lane, `headOrderKey .. laneId`. */
   'ready',
@@ -101,7 +101,7 @@ export const DYNAMIC_KEYS = {
 /** Pub/sub channel (suffix) the scripts publish on when work may have become claimable. */
 export const WAKE_CHANNEL_SUFFIX = 'wake';
 
-/** Value of the `keys` field of `meta`: written by init, it marks a key space of the escaped hash tag. */
+/** Value of the `keys` field of `meta`, written by init: the key layout of this version (the escaped hash tag). */
 export const KEY_LAYOUT = 'escaped-tag';
 
 /** Pub/sub channel (suffix) of task transitions between processes (event-transport.ts; the scripts never publish on it). */
@@ -110,12 +110,6 @@ export const EVENTS_CHANNEL_SUFFIX = 'events';
 export interface QueueKeys {
   /** `{prefix:queue}:`, each part escaped (tagPart) */
   base: string;
-  /**
-   * The base that versions before the escaped hash tag used (`{prefix:queue}:` as written), when it
-   * differs from `base` (a name with `:` or `\`), else null: init refuses to start while a queue
-   * written by such a version is still there (see RedisTaskStore.init).
-   */
-  legacyBase: string | null;
   /** KEYS of every script call (one key of the queue's slot). */
   route: string[];
   channel: string;
@@ -142,10 +136,8 @@ export function queueKeys(prefix: string, queue: string): QueueKeys {
     }
   }
   const base = `{${tagPart(prefix)}:${tagPart(queue)}}:`;
-  const legacy = `{${prefix}:${queue}}:`;
   return {
     base,
-    legacyBase: legacy === base ? null : legacy,
     route: [base + 'seq'],
     channel: base + WAKE_CHANNEL_SUFFIX,
     events: base + EVENTS_CHANNEL_SUFFIX,

@@ -157,7 +157,6 @@ export class RedisTaskStore implements TaskStore {
   async init(): Promise<void> {
     this.assertOpen();
     this.initialized ??= (async () => {
-      if (this.keys.legacyBase !== null) await this.refuseLegacyKeySpace(this.keys.legacyBase);
       // init first: a Cluster client knows its masters only once connected (loadScripts needs them)
       const recorded = Number(await this.raw('init', [KEY_LAYOUT]));
       await loadScripts(this.connection);
@@ -523,17 +522,6 @@ export class RedisTaskStore implements TaskStore {
   }
 
   // --- plumbing -------------------------------------------------------------------------
-
-  /**
-   * The prefix or queue name has a `:` or `\\`, so a version before the escaped hash tag kept this
-   * queue under `legacyBase` (keys.ts): refuse to start while a queue it wrote is still there
-   * (its tasks and limits, pauses included, would be silently left behind). A key space that
-   * an init of this version marked is another pair's, not a leftover.
-   */
-  private async refuseLegacyKeySpace(legacyBase: string): Promise<void> {
-    const [aging, layout] = (await this.connection.call('HMGET', legacyBase + 'meta', 'agingIntervalMs', 'keys')) as Array<string | null>;
-    if (aging !== null && layout === null) throw new ValidationError(Messages.legacyKeySpace(legacyBase, this.keys.base));
-  }
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();

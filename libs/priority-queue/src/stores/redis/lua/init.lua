@@ -2,8 +2,7 @@
 -- Migrates data of earlier layouts: the status set of SUBMITTING (no longer kept: those tasks
 -- are found through the lease set) is deleted, and so are the due sets per priority of a queue
 -- without aging (stats reads its lanes instead).
--- Marks the key space as one of the escaped hash tag (keys.ts KEY_LAYOUT), so that a store whose
--- pre-escaping key space this is can tell it from a leftover of an earlier version.
+-- Marks the key space with its key layout (keys.ts KEY_LAYOUT).
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: meta, status:SUBMITTING, pendcount, due:*
 -- ARGV[4]  keys.ts KEY_LAYOUT
 -- Returns: the agingIntervalMs recorded for the queue (a string); the caller compares.
