@@ -33,6 +33,7 @@ import {
 } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
 import { listAll } from '../model/task-view';
+import { peakUse, slotLimitOf } from '../redis/support/audit-replay';
 import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
 
 const ROOT = join(__dirname, '..', '..');
@@ -69,21 +70,7 @@ const LIMITS: LimitUpdate[] = [
   { kind: 'defaultTenant', quota: 4 },
   { kind: 'concurrencyKey', key: 'k2', limit: 2 },
 ];
-
-function limitOf(resource: string): number | null {
-  const [kind, a, b] = resource.split('|');
-  if (kind === 'a') return a === 'pa' ? (b === 'a1' ? 1 : 2) : null;
-  if (kind === 't') return ({ t1: 2, t2: 3 } as Record<string, number>)[a] ?? 4;
-  return a === 'k2' ? 2 : 1;
-}
-
-function resources(t: Task): string[] {
-  const out: string[] = [];
-  if (t.accountId !== null) out.push(`a|${t.providerKey}|${t.accountId}`);
-  if (t.tenantId !== null) out.push(`t|${t.tenantId}`);
-  if (t.concurrencyKey !== null) out.push(`c|${t.concurrencyKey}`);
-  return out;
-}
+const slotLimit = slotLimitOf(LIMITS);
 
 /** Transitions kept per task: enough for every task's whole life here (a few recoveries included). */
 const HISTORY_LIMIT = 200;
@@ -318,25 +305,8 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     expect(overlaps).toEqual([]);
 
     // no limit exceeded at any instant (ends before begins at equal times)
-    const edges = calls.flatMap((c) => [
-      { t: c.begin, d: 1, c },
-      { t: c.end, d: -1, c },
-    ]);
-    edges.sort((a, b) => a.t - b.t || a.d - b.d);
-    const live = new Map<string, Map<string, number>>();
-    const over: string[] = [];
-    for (const { t, d, c } of edges) {
-      for (const res of resources(tasks.get(c.id)!)) {
-        const m = live.get(res) ?? new Map<string, number>();
-        live.set(res, m);
-        const k = (m.get(c.id) ?? 0) + d;
-        if (k === 0) m.delete(c.id);
-        else m.set(c.id, k);
-        const limit = limitOf(res);
-        if (d > 0 && limit !== null && m.size > limit) over.push(`${res}: ${m.size} tasks running > ${limit} at ${t.toFixed(3)}`);
-      }
-    }
-    expect(over).toEqual([]);
+    const peaks = peakUse(calls.map((c) => ({ task: tasks.get(c.id)!, start: c.begin, finish: c.end })));
+    expect([...peaks].filter(([res, peak]) => peak > (slotLimit(res) ?? Infinity))).toEqual([]);
 
     // no slot leaked
     const stats = await store.stats();

@@ -1,4 +1,4 @@
-import { compareOrder, laneKey, type Task } from '../../../libs/priority-queue/src/core';
+import { compareOrder, laneKey, type LimitUpdate, type Task } from '../../../libs/priority-queue/src/core';
 
 /**
  * Replays the audit log of a multi-process run against the limits it ran under (DESIGN §3) and
@@ -20,6 +20,33 @@ export function resourcesOf(t: Pick<Task, 'providerKey' | 'accountId' | 'tenantI
   if (t.tenantId !== null) r.push(`t:${t.tenantId}`);
   if (t.concurrencyKey !== null) r.push(`c:${t.concurrencyKey}`);
   return r;
+}
+
+/**
+ * RunLimits.slotLimit of a run that applied these limit updates in order (DESIGN §3): an account's
+ * own concurrency, else its provider's accountConcurrency; a tenant's quota, else the default
+ * tenant quota; a concurrency key's limit, else 1.
+ */
+export function slotLimitOf(updates: readonly LimitUpdate[]): RunLimits['slotLimit'] {
+  const accounts = new Map<string, number | null>();
+  const perProvider = new Map<string, number | null>();
+  const tenants = new Map<string, number | null>();
+  const keys = new Map<string, number | null>();
+  let defaultTenant: number | null = null;
+  for (const u of updates) {
+    if (u.kind === 'provider' && u.accountConcurrency !== undefined) perProvider.set(u.providerKey, u.accountConcurrency);
+    else if (u.kind === 'account') accounts.set(`${u.providerKey}:${u.accountId}`, u.concurrency);
+    else if (u.kind === 'tenant') tenants.set(u.tenantId, u.quota);
+    else if (u.kind === 'defaultTenant') defaultTenant = u.quota;
+    else if (u.kind === 'concurrencyKey') keys.set(u.key, u.limit);
+  }
+  return (resource) => {
+    const [kind, a, b] = resource.split(':');
+    if (kind === 'a') return accounts.get(`${a}:${b}`) ?? perProvider.get(a) ?? null;
+    if (kind === 't') return tenants.get(a) ?? defaultTenant;
+    if (kind === 'c') return keys.get(a) ?? 1;
+    return null;
+  };
 }
 
 export interface Interval {

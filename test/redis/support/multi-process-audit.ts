@@ -1,6 +1,6 @@
 import { INT32_MAX, TaskStatus, type LimitUpdate, type Task } from '../../../libs/priority-queue/src/core';
 import type { RedisTaskStore } from '../../../libs/priority-queue/src/redis';
-import { orderViolations, peakUse, rateViolations, type Interval, type RunLimits } from './audit-replay';
+import { orderViolations, peakUse, rateViolations, slotLimitOf, type Interval, type RunLimits } from './audit-replay';
 import { PRIORITIES, applyLimits, auditDir, createAll, noopTask, pick, seeded, waitTerminal } from './fixtures';
 import { readAudit, stopWorkerProcess, type WorkerChild } from './worker-pool';
 
@@ -35,13 +35,7 @@ export const LIMITS: LimitUpdate[] = [
   { kind: 'concurrencyKey', key: 'k2', limit: 2 },
   { kind: 'provider', providerKey: 'pZ', paused: true },
 ];
-const slotLimit = (r: string): number | null => {
-  const [kind, a, b] = r.split(':');
-  if (kind === 'a') return a === 'pB' && b === 'a1' ? 1 : ({ pA: 6, pB: 4, pC: 3 } as Record<string, number>)[a];
-  if (kind === 't') return ({ t1: 6, t2: 2 } as Record<string, number>)[a] ?? 8;
-  if (kind === 'c') return a === 'k2' ? 2 : 1;
-  return null;
-};
+const slotLimit = slotLimitOf(LIMITS);
 
 /** Applies the limits and creates the backlog of one queue; returns its tasks by id. */
 async function prepare(q: AuditQueue): Promise<Map<string, Task>> {
