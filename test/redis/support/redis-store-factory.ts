@@ -3,8 +3,8 @@ import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import type { StoreFactory } from '../../contract/task-store.contract';
 import { startRedisServer, type RedisServerHandle } from '../../support/servers/redis-server';
 
-/** The DESIGN §7 policies RedisTaskStore implements (its `policies`): deadline boosts, not fair share yet. */
-export const REDIS_POLICIES = { fairness: false, boost: true };
+/** The DESIGN §7 policies RedisTaskStore implements (its `policies`): fair share and deadline boosts. */
+export const REDIS_POLICIES = { fairness: true, boost: true };
 
 /**
  * Extra ioredis options from PQ_TEST_REDIS_OPTIONS (JSON): the compatibility matrix runs the Redis

@@ -1,6 +1,7 @@
 import { newTaskRecord, TaskStatus, TERMINAL_STATUSES, type NewTask, type Task } from '../../core/task';
 import { laneKey } from '../../core/admission';
 import { scopeOf } from '../../core/idempotency';
+import { DEFAULT_TENANT_WEIGHT, FAIR_QUANTUM } from '../../core/fairness';
 
 /**
  * Task hash <-> Task. The properties that never change after create are kept together in the
@@ -29,9 +30,10 @@ const SEP = '\x1f';
  * for it: version, attempts, updatedAt, deadlineAt, boostAt, boostPriority ('' = absent), `d` and the lane member
  * (core/order-key.ts encodeOrderKey .. id; with aging the key starts with 16 more hex digits),
  * joined by \x1f (d is JSON, which escapes it; the member is last), and its error text if any.
- * Priority, runAt, createdAt and seq come from the order key, as the server holds them.
+ * Priority, runAt, createdAt, seq (and with fair share the fair tag, after the priority) come
+ * from the order key, as the server holds them.
  */
-export function claimedHash(s: string, error: string | undefined, agingIntervalMs: number): Record<string, string> {
+export function claimedHash(s: string, error: string | undefined, agingIntervalMs: number, fair = false): Record<string, string> {
   const e1 = s.indexOf(SEP);
   const e2 = s.indexOf(SEP, e1 + 1);
   const e3 = s.indexOf(SEP, e2 + 1);
@@ -46,13 +48,30 @@ export function claimedHash(s: string, error: string | undefined, agingIntervalM
   if (e5 > e4 + 1) h.boostAt = s.slice(e4 + 1, e5);
   if (e6 > e5 + 1) h.boostPriority = s.slice(e5 + 1, e6);
   if (error !== undefined) h.error = error;
-  const o = e7 + 1 + (agingIntervalMs > 0 ? 16 : 0);
+  let o = e7 + 1 + (agingIntervalMs > 0 ? 16 : 0);
   h.priority = String(2147483647 - parseInt(s.slice(o, o + 8), 16));
+  if (fair) {
+    // the fair tag follows the priority (16 hex digits), kept as the hash holds it
+    h.fairTag = s.slice(o + 8, o + 24);
+    o += 16;
+  }
   h.runAt = String(parseInt(s.slice(o + 8, o + 22), 16) - TWO52);
   h.createdAt = String(parseInt(s.slice(o + 22, o + 36), 16) - TWO52);
   h.seq = String(parseInt(s.slice(o + 36, o + 50), 16));
   return h;
 }
+
+/**
+ * Largest fair tag the Redis store keeps: 2^53 - 1, where the memory store stops too, not core's
+ * MAX_FAIR_TAG (2^63 - 1). The scripts compute tags as Lua numbers, which are doubles: exact only
+ * up to 2^53. 64-bit integer arithmetic on two limbs would lift it, for a bound reached after 9e9
+ * creations of weight 1 at one level of one queue (about 100 days at 1,000 tasks/s); a create or
+ * re-tag past it fails with FairTagOverflowError instead of rounding.
+ */
+export const MAX_REDIS_FAIR_TAG = Number.MAX_SAFE_INTEGER;
+
+/** The fair-share constants of core/fairness.ts as the scripts' prelude defines them (lib.lua fair* helpers). */
+export const FAIR_LUA_CONSTANTS = `local FAIR_QUANTUM, FAIR_MAX, DEFAULT_TENANT_WEIGHT = ${FAIR_QUANTUM}, ${MAX_REDIS_FAIR_TAG}, ${DEFAULT_TENANT_WEIGHT}`;
 
 /** Task.fairTag (decimal) of the 16 hex digits the scripts keep (core/order-key.ts layout). */
 export function fairTagOfHex(hex: string): string {

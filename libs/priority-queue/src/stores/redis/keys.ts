@@ -21,7 +21,7 @@ import { isKey } from '../../core/validation';
 export const FIXED_KEYS = [
   /** string: store-wide task sequence (INCR). */
   'seq',
-  /** hash: store settings fixed for the queue's life (agingIntervalMs; keys = KEY_LAYOUT, the key layout). */
+  /** hash: store settings fixed for the queue's life (agingIntervalMs, fairness: 'tenant' or 'off'; keys = KEY_LAYOUT, the key layout). */
   'meta',
   /** zset (score 0, BYLEX order): one member per ready lane, `headOrderKey .. laneId`. */
   'ready',
@@ -67,6 +67,16 @@ export const FIXED_KEYS = [
   'lim_c',
   /** hash: defaultTenantQuota. */
   'lim_meta',
+  /** hash: fair-share weight per tenant (DESIGN §7, 1..1000; absent = 1), read when a task is tagged. */
+  'lim_w',
+  /** hash (fair share only): priority -> V[p], the level's virtual time (core/fairness.ts; absent = 0). */
+  'fairv',
+  /**
+   * hash (fair share only): `priority \x1f tenantId` ('' for tasks without a tenant) -> F[t,p],
+   * the tenant's finish tag at the level; an entry at or below V[p] is dropped when its tenant's
+   * task is claimed (it changes nothing; absent = 0).
+   */
+  'fairf',
   /** hash: the sweep lease (sweepExpired): `until` (store time, ms) and `owner` of the last sweep that took it. */
   'sweep',
 ] as const;
@@ -87,7 +97,11 @@ export const DYNAMIC_KEYS = {
   parked: 'parked:',
   /** zset: task ids of one status scored by seq (list, counts); none for SUBMITTING (found through `leases`). */
   status: 'status:',
-  /** zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait); only with aging (without, stats reads the lanes). */
+  /**
+   * zset: due PENDING_SUBMIT task ids of one priority scored by runAt (stats oldest wait); only with
+   * aging or fair share (without either, a lane's first member of a priority is its oldest: stats
+   * reads the lanes).
+   */
   due: 'due:',
   /** hash: limits of one provider (paused, qps, burst, accountConcurrency). */
   provider: 'provider:',

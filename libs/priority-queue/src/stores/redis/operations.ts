@@ -3,9 +3,9 @@ import { emptyProviderLimits, KEY_SEPARATOR, type LimitsSnapshot, type ProviderL
 import { explainTask, type AdmissionKeys, type TaskExplanation } from '../../core/explain';
 import { parseHistoryText, withCreation, type TaskHistoryEntry } from '../../core/history';
 import type { Task } from '../../core/task';
-import { encodeCursor, positionAfter, searchPage, type ResolvedTaskQuery, type TaskPage, type TaskQuery } from '../../core/task-query';
+import { encodeCursor, positionAfter, searchPage, type QueryPosition, type ResolvedTaskQuery, type TaskPage, type TaskQuery } from '../../core/task-query';
 import { validateTaskQuery } from '../../core/validation';
-import { decodeTask, hashToObject, optArg, taskOfHashReply } from './codec';
+import { decodeTask, fairTagOfHex, hashToObject, optArg, taskOfHashReply } from './codec';
 import { idempotencyHashKey, type QueueKeys } from './keys';
 
 type Flat = string[];
@@ -16,8 +16,8 @@ type Flat = string[];
  */
 
 /** get_limits.lua's reply (lib.lua limitsSnapshot) as a LimitsSnapshot. */
-export function limitsOf(reply: [Array<string | Flat>, Flat, Flat, string | null, Flat]): LimitsSnapshot {
-  const [providers, accounts, tenants, defaultTenant, cks] = reply;
+export function limitsOf(reply: [Array<string | Flat>, Flat, Flat, string | null, Flat, Flat?]): LimitsSnapshot {
+  const [providers, accounts, tenants, defaultTenant, cks, weights] = reply;
   const snap: LimitsSnapshot = {
     providers: {},
     accounts: {},
@@ -41,6 +41,7 @@ export function limitsOf(reply: [Array<string | Flat>, Flat, Flat, string | null
   }
   for (const [k, v] of Object.entries(hashToObject(tenants))) snap.tenants[k] = Number(v);
   for (const [k, v] of Object.entries(hashToObject(cks))) snap.concurrencyKeys[k] = Number(v);
+  for (const [k, v] of Object.entries(hashToObject(weights ?? []))) snap.tenantWeights[k] = Number(v);
   return snap;
 }
 
@@ -104,6 +105,8 @@ export function queryArgs(query: TaskQuery): { q: ResolvedTaskQuery; args: strin
       opt(q.accountId),
       opt(q.minPriority),
       opt(q.maxPriority),
+      // query.lua ARGV[18]: the cursor's fair tag (fair share)
+      p !== null && p.phase === 'due' && p.after.fairTag != null ? p.after.fairTag : '',
     ],
   };
 }
@@ -114,16 +117,24 @@ export function queryReply(q: ResolvedTaskQuery, reply: QueryReply): TaskPage {
   const [nowS, rows, stop] = reply;
   const now = Number(nowS);
   const tasks = rows.map(decodeTask);
-  if (tasks.length > q.limit) return { tasks: tasks.slice(0, q.limit), nextCursor: encodeCursor(q.status, positionAfter(tasks[q.limit - 1], q.status, now)) };
+  if (tasks.length > q.limit) return { tasks: tasks.slice(0, q.limit), nextCursor: encodeCursor(q.status, fairPositionAfter(tasks[q.limit - 1], q.status, now)) };
   if (!stop) return { tasks, nextCursor: null };
   const n = stop.slice(1).map(Number);
+  const tag = stop[5] ? { fairTag: fairTagOfHex(stop[5]) } : {};
   const cursor =
     stop[0] === 'd'
-      ? encodeCursor(q.status, { phase: 'due', after: { priority: n[0], runAt: n[1], createdAt: n[2], seq: n[3] } })
+      ? encodeCursor(q.status, { phase: 'due', after: { priority: n[0], runAt: n[1], createdAt: n[2], seq: n[3], ...tag } })
       : stop[0] === 'l'
         ? encodeCursor(q.status, { phase: 'later', runAt: n[0], seq: n[1] })
         : encodeCursor(q.status, { phase: 'seq', before: n[0] });
   return { tasks, nextCursor: cursor };
+}
+
+/** core/task-query.ts positionAfter, with the task's fair tag in a due position (fair share: the tag is part of the order). */
+function fairPositionAfter(t: Task, status: Parameters<typeof positionAfter>[1], now: number): QueryPosition {
+  const p = positionAfter(t, status, now);
+  if (p.phase === 'due' && t.fairTag !== null) p.after.fairTag = t.fairTag;
+  return p;
 }
 
 /** A `search` query: the task of that id and the task of that idempotency key. */

@@ -3,11 +3,12 @@
 // one file per group of port methods would hide which method does what.
 import { randomUUID } from 'node:crypto';
 import type { LimitUpdate, LimitsSnapshot } from '../../core/admission';
-import { IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
+import { FairTagOverflowError, IdempotencyConflictError, InvalidStateError, StaleLeaseError, StoreClosedError, TaskNotFoundError, ValidationError } from '../../core/errors';
 import type { IdempotencyField } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
-import { intOption, validateHistoryLimit, validateOrderOptions } from '../../core/validation';
-import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
+import { intOption, validateHistoryLimit, validateLimitUpdate, validateOrderOptions } from '../../core/validation';
+import { refuseBoosts, refuseWeights } from '../../core/policies';
+import type { Fairness } from '../../core/fairness';
 import type { RemovalRule } from '../../core/removal';
 import type { TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
@@ -109,11 +110,13 @@ const MAX_COMPLETE_BATCH = 500;
 export class RedisTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
   /**
-   * DESIGN §7: deadline boosts fire in claim_submissions.lua (lib.lua applyDueBoosts, mirroring
-   * core/boost.ts); fair share is not in the scripts yet: asking for it is NotSupportedByStoreError.
+   * DESIGN §7 fair share, fixed for the queue's life (init refuses a store that differs from the
+   * recorded one): tags in create.lua, V[p] in claim_submissions.lua, re-tags in
+   * change_priority.lua and boosts (lib.lua fair* helpers, mirroring core/fairness.ts). Deadline
+   * boosts fire in claim_submissions.lua (lib.lua applyDueBoosts, mirroring core/boost.ts).
    */
-  readonly fairness = null;
-  readonly policies: StorePolicies = { fairness: false, boost: true };
+  readonly fairness: Fairness | null;
+  readonly policies: StorePolicies = { fairness: true, boost: true };
   /** @internal The queue's Redis keys (stores/redis/keys.ts). */
   readonly keys: QueueKeys;
   private readonly connection: RedisConnection;
@@ -137,19 +140,21 @@ export class RedisTaskStore implements TaskStore {
    * dashboard's task detail.
    */
   readonly historyLimit: number;
-  /** ARGV[3] of every script: agingIntervalMs and historyLimit (lib.lua). */
+  /** ARGV[3] of every script: agingIntervalMs, historyLimit and ':f' with fair share (lib.lua). */
   private readonly mode: string;
+  private readonly queue: string;
 
   constructor(options: RedisTaskStoreOptions) {
     const order = validateOrderOptions(options);
-    refuseFairness('RedisTaskStore', this.policies, order.fairness);
     this.agingIntervalMs = order.agingIntervalMs;
+    this.fairness = order.fairness;
     assertRedisConnection(options.connection, 'RedisTaskStore({ connection })');
     this.historyLimit = validateHistoryLimit(options.historyLimit, REDIS_DEFAULT_HISTORY_LIMIT);
-    this.mode = `${this.agingIntervalMs}:${this.historyLimit}`;
+    this.mode = `${this.agingIntervalMs}:${this.historyLimit}${this.fairness === null ? '' : ':f'}`;
     this.connection = options.connection;
     this.clock = options.clock ?? null;
-    this.keys = queueKeys(options.prefix ?? 'pq', options.queue ?? 'default');
+    this.queue = options.queue ?? 'default';
+    this.keys = queueKeys(options.prefix ?? 'pq', this.queue);
     this.replicaWait = validateReplicaWait(options.waitForReplicas);
     this.wakes = new WakeSubscriptions(this.connection, this.keys.channel);
   }
@@ -158,11 +163,14 @@ export class RedisTaskStore implements TaskStore {
     this.assertOpen();
     this.initialized ??= (async () => {
       // init first: a Cluster client knows its masters only once connected (loadScripts needs them)
-      const recorded = Number(await this.raw('init', [KEY_LAYOUT]));
+      const [aging, fairness] = (await this.raw('init', [KEY_LAYOUT])) as [string, string];
       await loadScripts(this.connection);
+      const recorded = Number(aging);
       if (recorded !== this.agingIntervalMs) {
         throw new ValidationError(Messages.agingMismatch(this.keys.base, recorded, this.agingIntervalMs));
       }
+      const fair = fairness === 'off' ? null : fairness;
+      if (fair !== this.fairness) throw new ValidationError(Messages.fairnessMismatch(this.keys.base, fair, this.fairness));
     })().catch((e) => {
       this.initialized = null;
       throw e;
@@ -196,7 +204,7 @@ export class RedisTaskStore implements TaskStore {
     const args: string[] = [String(tasks.length)];
     tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
     if (args.length !== 1 + tasks.length * CREATE_FIELDS_PER_TASK) throw new Error('create: argument layout mismatch');
-    let reply: [string, number, ...Array<[number, Flat]>];
+    let reply: [string, number, string[], ...Array<[number, Flat]>];
     try {
       reply = (await this.run('create', args)) as typeof reply;
     } catch (e) {
@@ -210,13 +218,17 @@ export class RedisTaskStore implements TaskStore {
       }
       throw e;
     }
-    const [nowStr, first, ...existing] = reply;
+    const [nowStr, first, tags, ...existing] = reply;
     const now = Number(nowStr);
     const out = new Array<CreateResult>(tasks.length);
     for (const [i, flat] of existing) out[i - 1] = { task: decodeTask(flat), created: false };
     let seq = Number(first);
+    let k = 0;
     for (let i = 0; i < tasks.length; i++) {
-      out[i] ??= { task: createdTask(tasks[i], payloads[i], now, seq++), created: true };
+      if (out[i] !== undefined) continue;
+      const task = createdTask(tasks[i], payloads[i], now, seq++);
+      if (this.fairness !== null) task.fairTag = String(tags[k++]);
+      out[i] = { task, created: true };
     }
     return out;
   }
@@ -266,7 +278,7 @@ export class RedisTaskStore implements TaskStore {
     const claim: SubmissionClaim = {
       // the script returns each hash as it was before the claim: apply the claim's writes
       claimed: claimed.map((values, i) => {
-        const h = claimedHash(values, errors.get(i + 1), this.agingIntervalMs);
+        const h = claimedHash(values, errors.get(i + 1), this.agingIntervalMs, this.fairness !== null);
         h.status = TaskStatus.SUBMITTING;
         h.leaseOwner = request.owner;
         h.leaseId = lbase + (i + 1);
@@ -457,7 +469,8 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
-    refuseWeights('RedisTaskStore', this.policies, update);
+    if (update.kind === 'tenantWeight') validateLimitUpdate(update); // as memory does: a bad weight first
+    refuseWeights('RedisTaskStore', this.policies, update, this.fairness, this.queue);
     let args: string[];
     switch (update.kind) {
       case 'provider':
@@ -481,8 +494,11 @@ export class RedisTaskStore implements TaskStore {
       case 'concurrencyKey':
         args = [update.key, changeArg(update.limit)];
         break;
+      case 'tenantWeight':
+        args = [update.tenantId, changeArg(update.weight)];
+        break;
       default:
-        throw new ValidationError(Messages.invalidLimit('kind', (update as { kind: unknown }).kind, 'provider, account, tenant, defaultTenant or concurrencyKey'));
+        throw new ValidationError(Messages.invalidLimit('kind', (update as { kind: unknown }).kind, 'provider, account, tenant, defaultTenant, concurrencyKey or tenantWeight'));
     }
     await this.run('set_limits', [update.kind, ...args]);
     return this.getLimits();
@@ -568,6 +584,7 @@ export class RedisTaskStore implements TaskStore {
   private mapError(e: unknown, name: ScriptName, taskId: string | undefined): unknown {
     const msg = e instanceof Error ? e.message : '';
     const code = /PQ_[A-Z]+(?: [A-Z_]+)?/.exec(msg)?.[0];
+    if (code === 'PQ_FAIRTAG') return new FairTagOverflowError();
     if (!code || taskId === undefined) return e;
     if (code === 'PQ_STALE') return new StaleLeaseError(taskId);
     if (code === 'PQ_NOTFOUND') return new TaskNotFoundError(taskId);

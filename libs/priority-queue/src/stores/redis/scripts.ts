@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { DYNAMIC_KEYS, FIXED_KEYS, WAKE_CHANNEL_SUFFIX } from './keys';
+import { FAIR_LUA_CONSTANTS } from './codec';
 
 /**
  * The Lua scripts of the store: one file per operation under ./lua (the source; the package
@@ -53,7 +54,7 @@ function prelude(): string {
   const dyn = Object.entries(DYNAMIC_KEYS)
     .map(([k, v]) => `${k} = ${str(v)}`)
     .join(', ');
-  return ['-- generated from keys.ts', `local DYN = { ${dyn} }`, `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`, ''].join('\n');
+  return ['-- generated from keys.ts', `local DYN = { ${dyn} }`, `local WAKE = ${str(WAKE_CHANNEL_SUFFIX)}`, FAIR_LUA_CONSTANTS, ''].join('\n');
 }
 
 /** Every K.<name> a script uses must be a fixed key of keys.ts (checked here, not per call). */

@@ -5,6 +5,8 @@
 -- the next. A head past its deadline becomes TIMED_OUT without admission or token.
 -- Deadline boosts due at `now` fire first (lib.lua applyDueBoosts, core/boost.ts), so the order
 -- the claim sees has every one of them applied.
+-- With fair share (FAIR) each claim advances its level's virtual time to its tag (lib.lua
+-- fairClaimed, core/fairness.ts advanceVirtualTime / finishTagObsolete), written once per call.
 -- Mirrors (the only server-side copy besides the PostgreSQL claim function): core/claim-loop.ts
 -- claimFromLanes (the lane loop), core/lane-admission.ts laneRefusalReason / consumeRoom (room()
 -- below), core/admission.ts gcra, core/order-key.ts encodeOrderKey (lib.lua orderKey); the
@@ -12,7 +14,7 @@
 -- Cost: O((k + parkings + timeouts) * log n), plus firing due boosts and moving due delayed tasks into their lanes;
 -- candidates are taken a lane run at a time, index writes are one command per index and call.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: boosts, delayed, ready, laneready, lanepark, parkedres, ratewake, leases,
---       deadlines, finished, pendcount, inflight_*, gcra, lim_*
+--       deadlines, finished, pendcount, inflight_*, gcra, lim_*, due:* (aging, fair share), fairv, fairf (fair share)
 -- ARGV[4] owner, ARGV[5] limit, ARGV[6] leaseMs, ARGV[7] lease id prefix (unique per call)
 -- Returns: { now, leaseUntil, claimed, errs, timedOut, nextWakeAt (ms string) or nil, cutShort, boosted }: claimed = one
 --          string per claimed task, its values as they were BEFORE the claim: version, attempts,
@@ -142,6 +144,8 @@ end
 -- Index writes of the claimed tasks, gathered and done with one command per index at the end.
 local stRem, leaseAdd, dueRem, pendDec, provInc = {}, {}, {}, {}, {}, {}
 local claimed, errs, timedOut = {}, {}, {}
+-- fair share: the largest tag claimed per level (priority, decimal) and the F fields of the claimed tasks' tenants
+local fairMax, fairFields = {}, {}
 local leaseUntil = fmt(NOW + leaseMs)
 local nowS = fmt(NOW)
 local laneKeys = {}
@@ -203,7 +207,7 @@ while not stop and not backlog and #claimed < limit do
       local vals = redis.call('HMGET', tk, 'd', 'version', 'deadlineAt', '_h', 'boostAt', 'boostPriority')
       local deadline, version = tonumber(vals[3]), vals[2]
       local more = version ~= '1' and redis.call('HMGET', tk, 'attempts', 'error', 'updatedAt')
-      local ph = string.sub(mem, KEYW - 49, KEYW - 42) -- the order key's priority part
+      local ph = string.sub(mem, PRI_AT, PRI_AT + 7) -- the order key's priority part
       if deadline and deadline <= NOW then
         if #timedOut + #expired >= MAX_TIMEOUTS then
           stop = true
@@ -239,11 +243,17 @@ while not stop and not backlog and #claimed < limit do
         stRem[#stRem + 1] = id
         leaseAdd[#leaseAdd + 1] = leaseUntil
         leaseAdd[#leaseAdd + 1] = id
-        if AGING > 0 then -- keys.ts `due`
+        if DUESETS then -- keys.ts `due`
           local d = subtable(dueRem, ph)
           d[#d + 1] = id
         end
         pendDec[ph] = (pendDec[ph] or 0) + 1
+        if FAIR then -- the tag follows the priority in the order key
+          local p = fmt(2147483647 - tonumber(ph, 16))
+          local tag = fairOfHex(string.sub(mem, PRI_AT + 8, PRI_AT + 23))
+          if not fairMax[p] or tag > fairMax[p] then fairMax[p] = tag end
+          fairFields[fairField(p, ten)] = p
+        end
       end
       taken = i
     end
@@ -287,6 +297,7 @@ if #stRem > 0 then
   for ph, ids in pairs(dueRem) do chunked('ZREM', dk('due', pri(ph)), ids, 1000) end
   for ph, c in pairs(pendDec) do hincr(K.pendcount, pri(ph), -c) end
   for prov, c in pairs(provInc) do redis.call('HINCRBY', K.inflight_p, prov, c) end
+  if FAIR then fairClaimed(fairMax, fairFields) end
 end
 
 -- tell idle workers when due work is left that this call moved in but did not take

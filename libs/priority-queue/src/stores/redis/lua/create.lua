@@ -1,7 +1,10 @@
 -- create: creates tasks in one atomic step; an input whose idempotency key exists (in the store
 -- or earlier in this batch) with the same type, tenant and payload returns the existing task
 -- instead; with another one the whole batch fails (core/idempotency.ts).
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, boosts, delayed, ready, laneready, lanepark
+-- With fair share (FAIR) each created task is tagged at its level in input order (lib.lua
+-- fairTagger, core/fairness.ts): the tag is its hash field `fairTag` and part of its order key.
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, boosts, delayed, ready, laneready,
+--       lanepark, due:* (aging, fair share), fairv, fairf, lim_w (fair share)
 -- ARGV[4]  n, the number of tasks
 -- ARGV[5 + 15*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
 --          properties as a JSON array, stored as given), priority, providerKey, accountId (opt),
@@ -10,13 +13,15 @@
 --          idemScope, `type \31 tenant \31 payload fingerprint`, kept in the task's field `_i`),
 --          deadline boost ('' or '+W:P', codec.ts boostArg; only with a timeout: boostAt =
 --          deadlineAt - W and boostPriority = P are kept, the boost waits in K.boosts)
--- Returns: { now, first seq, { i, HGETALL }, ... }: the created tasks take the sequence numbers
---          first, first + 1, ... in input order (the caller builds them from its input); an input
+-- Returns: { now, first seq, tags, { i, HGETALL }, ... }: the created tasks take the sequence numbers
+--          first, first + 1, ... in input order (the caller builds them from its input) and the
+--          fair tags in `tags` (decimal, in the same order; empty without fair share); an input
 --          i (1-based) whose idempotency key exists gets the HGETALL of the existing task instead.
 --          Errors (nothing written): 'PQ_DUPLICATE <id>' when a task to create has the id of an
 --          existing task or of another task of the batch; 'PQ_IDEMCONFLICT <i> <fields> <id as
 --          JSON>' when input i (0-based) reuses a key held by task <id> with another scope
---          (<fields>: the differing parts, comma-separated: type, tenantId, payload).
+--          (<fields>: the differing parts, comma-separated: type, tenantId, payload); 'PQ_FAIRTAG'
+--          when a tag would pass the largest one kept (codec.ts MAX_REDIS_FAIR_TAG).
 local n = tonumber(ARGV[4])
 local W = 15
 
@@ -89,6 +94,21 @@ for c = 1, #toCheck, 1000 do
   end
 end
 
+-- fair tags, in input order; still nothing written (an overflow fails the whole batch)
+local tags, tagList, tagger = {}, {}, nil
+if FAIR then
+  tagger = fairTagger()
+  for i = 0, n - 1 do
+    if not skip[i] then
+      local a = 5 + i * W
+      local tag = tagger.tag(opt(ARGV[a + 6]), tonumber(ARGV[a + 3]))
+      tags[i] = fairHex(tag)
+      tagList[#tagList + 1] = fmt(tag)
+    end
+  end
+  tagger.save()
+end
+
 -- index writes are gathered and done with one command per index (and per lane / priority)
 local byStatus, delayed, lanes, laneOrder, due, pend, boosts = {}, {}, {}, {}, {}, {}, {}
 local function zaddMany(key, list)
@@ -100,7 +120,7 @@ end
 local first = redis.call('INCRBY', K.seq, toCreate) - toCreate + 1
 local seq = first - 1
 local nowS = fmt(NOW)
-local out = { nowS, first }
+local out = { nowS, first, tagList }
 -- order key parts shared by the batch (core/order-key.ts layout, see orderKey in lib.lua)
 local priHex, timeHex = {}, {}
 local function hexTime(t)
@@ -135,6 +155,11 @@ for i = 0, n - 1 do
     local h = { 'd', ARGV[a + 2], 'priority', p,
       'providerKey', ARGV[a + 4], 'runAt', runS, 'createdAt', nowS, 'seq', seqS,
       'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 10], 'idempotent', ARGV[a + 11], '_l', lane }
+    local tag = tags[i]
+    if tag then
+      h[#h + 1] = 'fairTag'
+      h[#h + 1] = tag
+    end
     -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
     if ik then
       h[#h + 1] = 'idempotencyKey'
@@ -183,7 +208,9 @@ for i = 0, n - 1 do
         ph = string.format('%08x', 2147483647 - pri)
         priHex[p] = ph
       end
-      local k = ph .. hexTime(runAt) .. nowHex .. hex14(seq)
+      local k = hexTime(runAt) .. nowHex .. hex14(seq)
+      if tag then k = tag .. k end
+      k = ph .. k
       if AGING > 0 then k = agedHex(runAt, pri) .. k end
       h[#h + 1] = '_k'
       h[#h + 1] = k
@@ -195,7 +222,7 @@ for i = 0, n - 1 do
       end
       l[#l + 1] = 0
       l[#l + 1] = k .. id
-      if AGING > 0 then -- keys.ts `due`
+      if DUESETS then -- keys.ts `due`
         local dl = subtable(due, p)
         dl[#dl + 1] = runS
         dl[#dl + 1] = id

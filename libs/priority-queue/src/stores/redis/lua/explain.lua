@@ -3,7 +3,7 @@
 -- use, and per lane the number of its due tasks ranked before the task. Due delayed tasks are
 -- moved into their lanes first, as a claim would (up to 5,000: beyond that the caller is told).
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: task:<id>, delayed, ready,
---       laneready, lanepark, lane:*, due:* (aging), providers, provider:*, lim_*, gcra,
+--       laneready, lanepark, lane:*, due:* (aging, fair share), providers, provider:*, lim_*, gcra,
 --       inflight_a, inflight_t, inflight_c
 -- ARGV[4] id
 -- Returns: { now, HGETALL of the task, limits (lib.lua limitsSnapshot), HGETALL gcra,
@@ -14,10 +14,10 @@ local id = ARGV[4]
 local tk = dk('task', id)
 if redis.call('EXISTS', tk) == 0 then fail('PQ_NOTFOUND') end
 local backlog = promoteDue(5000)
-local f = redis.call('HMGET', tk, 'status', 'runAt', 'priority', 'createdAt', 'seq', '_k')
+local f = redis.call('HMGET', tk, 'status', 'runAt', 'priority', 'createdAt', 'seq', '_k', 'fairTag')
 local lanes = {}
 if f[1] == PENDING and tonumber(f[2]) <= NOW then
-  local k = f[6] or orderKey(tonumber(f[3]), tonumber(f[2]), tonumber(f[4]), tonumber(f[5]))
+  local k = f[6] or orderKey(tonumber(f[3]), tonumber(f[2]), tonumber(f[4]), tonumber(f[5]), f[7])
   local before = '(' .. k -- members sort as key .. id: every member of a better key is below it
   for _, lane in ipairs(laneIds()) do
     local n = redis.call('ZLEXCOUNT', dk('lane', lane), '-', before)

@@ -9,7 +9,8 @@
 --   ARGV[1]  base `{prefix:queue}:` of every key
 --   ARGV[2]  now in epoch ms, or '' to use the Redis TIME (the store clock)
 --   ARGV[3]  agingIntervalMs (0 = off; fixes the order key layout), then optionally ':' and the
---            historyLimit of the calling store (0 or absent = keep no history)
+--            historyLimit of the calling store (0 or absent = keep no history), then ':f' when
+--            the store has fair share (DESIGN §7 fairness: 'tenant'; also fixes the layout)
 --   ARGV[4..] the operation's own arguments, listed in its header
 -- Optional string arguments are '' for null and '+' .. value otherwise ('~' = leave unchanged
 -- where a header says so). Errors are replies 'PQ_STALE', 'PQ_NOTFOUND', 'PQ_STATE <status>'.
@@ -32,9 +33,16 @@ else
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local AGING = tonumber(string.match(ARGV[3], '^%d+'))
-local HIST = tonumber(string.match(ARGV[3], ':(%d+)$')) or 0
-local KEYW = 50
-if AGING > 0 then KEYW = 66 end
+local HIST = tonumber(string.match(ARGV[3], '^%d+:(%d+)')) or 0
+local FAIR = string.sub(ARGV[3], -2) == ':f'
+-- width of an order key (aging and fair share never go together: each adds 16 hex digits) and
+-- where its priority part starts
+local KEYW, PRI_AT = 50, 1
+if AGING > 0 then KEYW, PRI_AT = 66, 17 end
+if FAIR then KEYW = 66 end
+-- PENDING_SUBMIT tasks also sit in a due set per priority (keys.ts `due`, scored by runAt): with
+-- aging (stats' oldest wait) and with fair share (a lane's first member is then not its oldest)
+local DUESETS = AGING > 0 or FAIR
 
 local SEP = '\031'
 local PENDING, SUBMITTING, SUBMITTED, RUNNING = 'PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING'
@@ -105,10 +113,108 @@ local function agedHex(runAt, pri)
   end
   return string.format('%08x%08x', hi, lo)
 end
-local function orderKey(pri, runAt, createdAt, seq)
+-- `tag`: the task's fair tag as 16 hex digits (its hash field `fairTag`, fairHex), with FAIR only.
+local function orderKey(pri, runAt, createdAt, seq, tag)
   local s = ''
   if AGING > 0 then s = agedHex(runAt, pri) end
-  return s .. string.format('%08x', 2147483647 - pri) .. hex14(runAt + TWO52) .. hex14(createdAt + TWO52) .. hex14(seq)
+  s = s .. string.format('%08x', 2147483647 - pri)
+  if FAIR then s = s .. tag end
+  return s .. hex14(runAt + TWO52) .. hex14(createdAt + TWO52) .. hex14(seq)
+end
+
+-- DESIGN §7 fair share (FAIR), mirroring core/fairness.ts: V[p] in K.fairv (field: priority),
+-- F[t,p] in K.fairf (field: fairField), weights in K.lim_w, all decimal integers. Tags are
+-- doubles here, exact while <= FAIR_MAX (2^53 - 1, generated from codec.ts MAX_REDIS_FAIR_TAG:
+-- a Lua number is a double, so Redis stops where the memory store does, not at core's 2^63 - 1).
+-- A task keeps its tag in its hash field `fairTag` as 16 hex digits (the order key's part).
+-- fairHex: a tag as the order key's 16 hex digits (core/order-key.ts ORDER_KEY_WIDTHS.fairTag).
+local function fairHex(tag)
+  local hi = math.floor(tag / TWO32)
+  return string.format('%08x%08x', hi, tag - hi * TWO32)
+end
+-- fairOfHex: 16 hex digits back to the tag (two 32-bit limbs: exact).
+local function fairOfHex(h)
+  return tonumber(string.sub(h, 1, 8), 16) * TWO32 + tonumber(string.sub(h, 9, 16), 16)
+end
+-- fairField: the K.fairf field of F[t,p]; a task without a tenant is tenant '' (core/fairness.ts
+-- tenantKeyOf, NO_TENANT: real tenant ids are never empty).
+local function fairField(pri, tenant) return fmt(pri) .. SEP .. (tenant or '') end
+-- fairNextTag: core/fairness.ts nextFinishTag, F = max(F, V) + floor(FAIR_QUANTUM / w); past
+-- FAIR_MAX the call fails with PQ_FAIRTAG (FairTagOverflowError) before it writes anything.
+local function fairNextTag(finish, vt, weight)
+  local base = finish
+  if vt > base then base = vt end
+  local tag = base + math.floor(FAIR_QUANTUM / weight)
+  if tag > FAIR_MAX then fail('PQ_FAIRTAG') end
+  return tag
+end
+-- fairAdvance: core/fairness.ts advanceVirtualTime, V = max(V, tag).
+local function fairAdvance(vt, tag)
+  if tag > vt then return tag end
+  return vt
+end
+-- fairObsolete: core/fairness.ts finishTagObsolete (an F <= V changes no later tag: dropped).
+local function fairObsolete(finish, vt) return finish <= vt end
+-- fairWeight: core/admission.ts effectiveTenantWeight (tenantless tasks and unlisted tenants: 1).
+local function fairWeight(tenant)
+  if not tenant then return DEFAULT_TENANT_WEIGHT end
+  return tonumber(redis.call('HGET', K.lim_w, tenant)) or DEFAULT_TENANT_WEIGHT
+end
+-- fairTagger: core/fairness.ts FairTags.tag for one script call. t.tag(tenant, pri) tags a task
+-- of `tenant` (false / nil = none) at `pri` and returns the tag; each F, V and weight is read
+-- once, the moves are kept here until t.save() writes them. Nothing is written before save, so
+-- a batch that overflows (fairNextTag) fails with nothing written: all or none.
+local function fairTagger()
+  local F, V, Wt, moved = {}, {}, {}, {}
+  local t = {}
+  function t.tag(tenant, pri)
+    local field = fairField(pri, tenant)
+    local f = F[field]
+    if not f then f = tonumber(redis.call('HGET', K.fairf, field)) or 0 end
+    local p = fmt(pri)
+    local v = V[p]
+    if not v then
+      v = tonumber(redis.call('HGET', K.fairv, p)) or 0
+      V[p] = v
+    end
+    local tk = tenant or ''
+    local w = Wt[tk]
+    if not w then
+      w = fairWeight(tenant)
+      Wt[tk] = w
+    end
+    local tag = fairNextTag(f, v, w)
+    if not F[field] then moved[#moved + 1] = field end
+    F[field] = tag
+    return tag
+  end
+  function t.save()
+    for i = 1, #moved, 500 do
+      local args = {}
+      for j = i, math.min(i + 499, #moved) do
+        args[#args + 1] = moved[j]
+        args[#args + 1] = fmt(F[moved[j]])
+      end
+      redis.call('HSET', K.fairf, unpack(args))
+    end
+  end
+  return t
+end
+-- fairClaimed: core/fairness.ts FairTags.claimed for the claims of one script call: for each
+-- level `p` (decimal) the largest tag claimed there, `vmax[p]`, and the F fields of the claimed
+-- tasks' tenants, `fields` (field -> p). V[p] advances to it (fairAdvance); an F that is now
+-- <= V[p] is dropped (fairObsolete).
+local function fairClaimed(vmax, fields)
+  local V = {}
+  for p, tag in pairs(vmax) do
+    local v = fairAdvance(tonumber(redis.call('HGET', K.fairv, p)) or 0, tag)
+    V[p] = v
+    redis.call('HSET', K.fairv, p, fmt(v))
+  end
+  for field, p in pairs(fields) do
+    local f = tonumber(redis.call('HGET', K.fairf, field))
+    if f and fairObsolete(f, V[p]) then redis.call('HDEL', K.fairf, field) end
+  end
 end
 
 -- Status index and pending counts per priority. SUBMITTING has no status set: every
@@ -154,15 +260,16 @@ local function refreshReady(lane)
   end
 end
 
--- `k` = the task's order key when already computed (and stored in its `_k` field by the caller).
-local function laneAdd(id, pri, runAt, createdAt, seq, lane, k)
+-- `k` = the task's order key when already computed (and stored in its `_k` field by the caller);
+-- `tag` = its fairTag field (16 hex digits), with FAIR only.
+local function laneAdd(id, pri, runAt, createdAt, seq, lane, k, tag)
   if not k then
-    k = orderKey(pri, runAt, createdAt, seq)
+    k = orderKey(pri, runAt, createdAt, seq, tag)
     redis.call('HSET', dk('task', id), '_k', k)
   end
   local lk = dk('lane', lane)
   redis.call('ZADD', lk, 0, k .. id)
-  if AGING > 0 then redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id) end
+  if DUESETS then redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id) end
   -- only a new head can change the lane's place among the ready lanes
   if redis.call('ZRANK', lk, k .. id) == 0 then refreshReady(lane) end
 end
@@ -172,14 +279,14 @@ local function laneDel(id, lane, k, pri)
   local wasHead = redis.call('ZRANK', lk, k .. id) == 0
   redis.call('ZREM', lk, k .. id)
   redis.call('HDEL', dk('task', id), '_k')
-  if AGING > 0 then redis.call('ZREM', dk('due', fmt(pri)), id) end
+  if DUESETS then redis.call('ZREM', dk('due', fmt(pri)), id) end
   if wasHead then refreshReady(lane) end
 end
 
 -- A PENDING_SUBMIT task goes to its lane when due, else to the delayed set.
-local function enqueue(id, pri, runAt, createdAt, seq, lane)
+local function enqueue(id, pri, runAt, createdAt, seq, lane, tag)
   if runAt <= NOW then
-    laneAdd(id, pri, runAt, createdAt, seq, lane)
+    laneAdd(id, pri, runAt, createdAt, seq, lane, nil, tag)
     WOKE = true
   else
     redis.call('HDEL', dk('task', id), '_k')
@@ -188,23 +295,34 @@ local function enqueue(id, pri, runAt, createdAt, seq, lane)
 end
 
 local function enqueueStored(id)
-  local f = redis.call('HMGET', dk('task', id), 'priority', 'runAt', 'createdAt', 'seq', '_l')
-  enqueue(id, tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5])
+  -- a task back in the order (release, retry, requeue, promotion) keeps its fair tag, as on memory
+  local f = redis.call('HMGET', dk('task', id), 'priority', 'runAt', 'createdAt', 'seq', '_l', 'fairTag')
+  enqueue(id, tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5], f[6])
 end
 
 -- A PENDING_SUBMIT task takes priority `pri` (change_priority, a deadline boost): pending counts,
 -- updatedAt, version + 1 and, when due, its lane member re-keyed (a delayed task keeps its place
--- in `delayed`: promotion keys it by the new priority). `f` = HMGET of PRI_FIELDS.
-local PRI_FIELDS = { 'priority', 'runAt', 'createdAt', 'seq', '_l', '_k', 'status', 'boostPriority', 'boostAt' }
+-- in `delayed`: promotion keys it by the new priority). With FAIR, a move to another level
+-- re-tags the task there as a create would (core/fairness.ts; its own level: tag kept), before
+-- anything is written (an overflow fails the call unchanged). `f` = HMGET of PRI_FIELDS.
+local PRI_FIELDS = { 'priority', 'runAt', 'createdAt', 'seq', '_l', '_k', 'status', 'boostPriority', 'boostAt',
+  'tenantId', 'fairTag' }
 local function reprioritize(id, f, pri)
   local tk = dk('task', id)
   local old = tonumber(f[1])
+  local tag = f[11]
+  if FAIR and pri ~= old then
+    local tagger = fairTagger()
+    tag = fairHex(tagger.tag(f[10], pri))
+    tagger.save()
+    redis.call('HSET', tk, 'fairTag', tag)
+  end
   if f[6] then laneDel(id, f[5], f[6], old) end
   hincr(K.pendcount, fmt(old), -1)
   redis.call('HINCRBY', K.pendcount, fmt(pri), 1)
   redis.call('HSET', tk, 'priority', fmt(pri), 'updatedAt', fmt(NOW))
   redis.call('HINCRBY', tk, 'version', 1)
-  if f[6] then laneAdd(id, pri, tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5]) end
+  if f[6] then laneAdd(id, pri, tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5], nil, tag) end
 end
 
 -- Member of a task's unfired boost in K.boosts (scored by boostAt): seq first, so that boosts
@@ -215,14 +333,17 @@ local function boostMember(seq, id) return hex14(seq) .. id end
 -- to `max` unfired boosts with boostAt <= NOW in (boostAt, seq) order. A task still
 -- PENDING_SUBMIT below its boostPriority takes it (reprioritize: version + 1, re-keyed in its
 -- lane); any other task is left as it is; either way the boost has fired (leaves K.boosts).
+-- With FAIR each raise re-tags the task, in this firing order; a boost leaves K.boosts with its
+-- own raise, so that a re-tag that overflows (PQ_FAIRTAG) leaves it and the later ones unfired.
 -- Returns { fromPriority, HGETALL as the boost wrote it, ... } of the raised tasks, in firing
 -- order, and true when more due boosts are left than `max`.
 local function applyDueBoosts(max)
   local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', fmt(NOW), 'LIMIT', 0, max)
   local out = {}
   if #due == 0 then return out, false end
-  redis.call('ZREM', K.boosts, unpack(due))
+  if not FAIR then redis.call('ZREM', K.boosts, unpack(due)) end
   for _, m in ipairs(due) do
+    if FAIR then redis.call('ZREM', K.boosts, m) end
     local id = string.sub(m, 15)
     local f = redis.call('HMGET', dk('task', id), unpack(PRI_FIELDS))
     local to = tonumber(f[8])
@@ -262,7 +383,7 @@ local function laneIds()
 end
 
 -- Every limit, as get_limits.lua returns it: { { providerKey, HGETALL of its limits, ... },
--- HGETALL lim_a, HGETALL lim_t, defaultTenantQuota or nil, HGETALL lim_c }.
+-- HGETALL lim_a, HGETALL lim_t, defaultTenantQuota or nil, HGETALL lim_c, HGETALL lim_w }.
 local function limitsSnapshot()
   local providers = {}
   for _, p in ipairs(redis.call('SMEMBERS', K.providers)) do
@@ -270,7 +391,7 @@ local function limitsSnapshot()
     providers[#providers + 1] = redis.call('HGETALL', dk('provider', p))
   end
   return { providers, redis.call('HGETALL', K.lim_a), redis.call('HGETALL', K.lim_t),
-    redis.call('HGET', K.lim_meta, 'defaultTenantQuota'), redis.call('HGETALL', K.lim_c) }
+    redis.call('HGET', K.lim_meta, 'defaultTenantQuota'), redis.call('HGETALL', K.lim_c), redis.call('HGETALL', K.lim_w) }
 end
 
 -- Takes a PENDING_SUBMIT task out of its lane or the delayed set.

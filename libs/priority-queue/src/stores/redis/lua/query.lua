@@ -8,13 +8,14 @@
 -- stopped, and the caller's cursor goes on from there.
 -- Cost: O((lanes + budget) * log n) for PENDING_SUBMIT, O(budget * log n) otherwise.
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: laneready, lanepark, lane:*,
---       delayed, due:* (aging), ready, status:*, leases, task:<id>
+--       delayed, due:* (aging, fair share), ready, status:*, leases, task:<id>
 -- ARGV[4] status, ARGV[5] want (page size + 1), ARGV[6] budget,
 -- ARGV[7] cursor phase: '' (from the start), 'd' (due: after ARGV[8..11] = priority, runAt,
 --         createdAt, seq), 'l' (not yet due: after ARGV[8..9] = runAt, seq), 's' (before seq ARGV[8]),
 -- ARGV[12..17] filters (opt each): type (as its JSON string), tenantId, providerKey, accountId, minPriority, maxPriority
+-- ARGV[18] with fair share and cursor phase 'd': the fair tag (decimal) after which to go on
 -- Returns: { now, { HGETALL, ... } in page order, stop } where stop is nil when the page ended
---          by itself, else where the budget ran out: { 'd', priority, runAt, createdAt, seq } |
+--          by itself, else where the budget ran out: { 'd', priority, runAt, createdAt, seq[, fair tag as 16 hex digits] } |
 --          { 'l', runAt, seq } | { 's', seq } of the last candidate read
 local status, want, budget, phase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local fTypeJson, fTenant, fProvider, fAccount = opt(ARGV[12]), opt(ARGV[13]), opt(ARGV[14]), opt(ARGV[15])
@@ -94,7 +95,8 @@ if phase == '' or phase == 'd' then
   -- priority the filter allows; upper bound: the lowest priority it allows
   local lo, hi = '-', '+'
   if phase == 'd' then
-    lo = '(' .. orderKey(tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])) .. '\255'
+    local tag = FAIR and fairHex(tonumber(ARGV[18]))
+    lo = '(' .. orderKey(tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tag) .. '\255'
   end
   if AGING == 0 and maxP then
     local b = string.format('%08x', 2147483647 - maxP)
@@ -156,8 +158,8 @@ if phase == '' or phase == 'd' then
     if passes(id, true, priOf(member)) then take(id) end
   end
   if #out < want and read >= budget and #heap > 0 then
-    local f = redis.call('HMGET', dk('task', string.sub(last, KEYW + 1)), 'priority', 'runAt', 'createdAt', 'seq')
-    return { fmt(NOW), out, { 'd', f[1], f[2], f[3], f[4] } }
+    local f = redis.call('HMGET', dk('task', string.sub(last, KEYW + 1)), 'priority', 'runAt', 'createdAt', 'seq', 'fairTag')
+    return { fmt(NOW), out, { 'd', f[1], f[2], f[3], f[4], f[5] } }
   end
 end
 

@@ -1,5 +1,6 @@
 -- stats: counts per status, pending per priority with the oldest due wait, in-flight counts.
--- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: status:*, leases, laneready, lanepark, lane:*, due:* (aging only), pendcount, inflight_p, inflight_a, inflight_t, inflight_c
+-- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: status:*, leases, laneready, lanepark, lane:*, due:* (aging or
+--       fair share), pendcount, inflight_p, inflight_a, inflight_t, inflight_c
 -- ARGV[4..] the statuses to count
 -- Returns: { now, { count per status in ARGV order }, { priority, count, oldestWaitMs, ... },
 --            HGETALL inflight_p, HGETALL inflight_a, HGETALL inflight_t, HGETALL inflight_c }
@@ -13,9 +14,10 @@ for i = 4, #ARGV do
 end
 -- oldest due wait per priority: without aging the lanes give it (a lane's first member of a
 -- priority is its oldest due task of that priority: one BYLEX probe per priority present in each
--- lane, ready or parked); with aging from the due set of each priority (keys.ts `due`)
+-- lane, ready or parked); with aging or fair share (where the first member is the smallest aged
+-- key / tag, not the oldest) from the due set of each priority (keys.ts `due`)
 local oldest = {}
-if AGING == 0 then
+if not DUESETS then
   local seen = {}
   for _, h in ipairs({ K.laneready, K.lanepark }) do
     for _, lane in ipairs(redis.call('HKEYS', h)) do
@@ -38,7 +40,7 @@ local pend = {}
 local pc = redis.call('HGETALL', K.pendcount)
 for i = 1, #pc, 2 do
   local o
-  if AGING == 0 then
+  if not DUESETS then
     o = oldest[string.format('%08x', 2147483647 - tonumber(pc[i]))]
   else
     o = tonumber(redis.call('ZRANGE', dk('due', pc[i]), 0, 0, 'WITHSCORES')[2])
