@@ -343,7 +343,6 @@ local function applyDueBoosts(max)
   if #due == 0 then return out, false end
   if not FAIR then redis.call('ZREM', K.boosts, unpack(due)) end
   for _, m in ipairs(due) do
-    if FAIR then redis.call('ZREM', K.boosts, m) end
     local id = string.sub(m, 15)
     local f = redis.call('HMGET', dk('task', id), unpack(PRI_FIELDS))
     local to = tonumber(f[8])
@@ -352,6 +351,7 @@ local function applyDueBoosts(max)
       out[#out + 1] = f[1]
       out[#out + 1] = taskOf(id)
     end
+    if FAIR then redis.call('ZREM', K.boosts, m) end
   end
   return out, #due == max and redis.call('ZCOUNT', K.boosts, '-inf', fmt(NOW)) > 0
 end
