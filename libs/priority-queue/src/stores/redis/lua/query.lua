@@ -95,7 +95,7 @@ if phase == '' or phase == 'd' then
   -- priority the filter allows; upper bound: the lowest priority it allows
   local lo, hi = '-', '+'
   if phase == 'd' then
-    local tag = FAIR and fairHex(tonumber(ARGV[18]))
+    local tag = FAIR and fairHex(tonumber(ARGV[18]) or 0) -- a cursor always has one (operations.ts)
     lo = '(' .. orderKey(tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tag) .. '\255'
   end
   if AGING == 0 and maxP then
