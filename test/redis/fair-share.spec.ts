@@ -4,6 +4,7 @@ import {
   ManualClock,
   TaskStatus,
   ValidationError,
+  compareOrder,
   encodeOrderKey,
   fenceOf,
   laneKey,
@@ -143,6 +144,29 @@ describe('RedisTaskStore fair share (DESIGN §7): state keys, order keys, bounds
     expect(claimed.map((t) => t.id)).toEqual([a1.id, b1.id]);
     // V = 1e6: b's F (1e6) is spent and dropped, a's (2e6, a task still waits) stays
     expect(await fairState(store)).toEqual({ v: { '0': '1000000' }, f: { [field(0, 'a')]: '2000000' } });
+  });
+
+  it('query: pages cut short by the read budget resume after the fair tag of the last task read (the cursor carries it)', async () => {
+    const r = seeded(53);
+    const store = await open({ clock: new ManualClock(1_000) });
+    const inputs = Array.from({ length: 4500 }, (_, i) =>
+      noopTask({ type: i % 1000 === 7 ? 'rare' : 'noise', tenantId: `t${Math.floor(r() * 30)}`, priority: i % 3 === 0 ? 1 : 0, providerKey: `p${i % 5}` }),
+    );
+    for (let i = 0; i < inputs.length; i += 1500) await store.create(inputs.slice(i, i + 1500));
+    const want = (await Promise.all(inputs.filter((t) => t.type === 'rare').map((t) => store.get(t.id)))).map((t) => t!);
+    want.sort(compareOrder);
+    const got: Task[] = [];
+    let cursor: string | undefined;
+    let cut = 0;
+    do {
+      if (cut > 50) throw new Error('the pages do not end: a cursor went back');
+      const page = await store.query({ status: TaskStatus.PENDING_SUBMIT, type: 'rare', limit: 10, cursor });
+      if (page.tasks.length < 10 && page.nextCursor !== null) cut++;
+      got.push(...page.tasks);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(cut).toBeGreaterThan(0);
+    expect(got.map((t) => t.id)).toEqual(want.map((t) => t.id));
   });
 
   describe(`tags stop at 2^53 - 1 (Lua numbers are doubles): FairTagOverflowError, nothing written`, () => {
