@@ -12,6 +12,8 @@ import { readAudit, stopWorkerProcess, type WorkerChild } from './worker-pool';
  * replayed: every task finished exactly once, none lost, no limit exceeded at any instant, no
  * task started while a higher-ranked admissible task waited longer than one claim round, and
  * nothing else was blocked behind the paused provider (no head-of-line blocking) until it resumed.
+ * On a store with fair share the created tasks carry their fair tags, so the order replayed is
+ * the fair one (core/order-key.ts compareOrder).
  */
 export interface AuditQueue {
   store: RedisTaskStore;
@@ -19,6 +21,8 @@ export interface AuditQueue {
   /** Of those, top-priority tasks on the provider paused until the rest is done. */
   paused: number;
   seed: number;
+  /** Fair-share weights set before the backlog is created (a store with fairness: 'tenant'). */
+  weights?: Record<string, number>;
 }
 
 const CLAIM_ROUND_SLACK_MS = 25;
@@ -40,6 +44,7 @@ const slotLimit = slotLimitOf(LIMITS);
 /** Applies the limits and creates the backlog of one queue; returns its tasks by id. */
 async function prepare(q: AuditQueue): Promise<Map<string, Task>> {
   await applyLimits(q.store, LIMITS);
+  for (const [tenantId, weight] of Object.entries(q.weights ?? {})) await q.store.setLimits({ kind: 'tenantWeight', tenantId, weight });
   const r = seeded(q.seed);
   const inputs = Array.from({ length: q.tasks - q.paused }, () =>
     noopTask({
@@ -112,6 +117,8 @@ export async function runMultiProcessAudit(queues: readonly AuditQueue[], startW
       finish: finishes.get(id)![0],
     }));
     expect(intervals.every((iv) => iv.task && iv.finish >= iv.start)).toBe(true);
+    // a queue with fair share: every task has its tag, so the order replayed below is the fair one
+    expect(intervals.every((iv) => (iv.task.fairTag !== null) === (q.store.fairness !== null))).toBe(true);
 
     // no limit exceeded at any instant (and the limits were really reached)
     const peaks = peakUse(intervals);

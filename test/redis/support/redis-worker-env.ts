@@ -17,12 +17,12 @@ export interface RedisWorkerEnv {
  * `prefix`, and stop the worker children, the store, the connection and the server after the
  * file. The returned object is filled in by beforeAll.
  */
-export function useRedisWorkerEnv(prefix: string, serverOptions?: RedisServerOptions): RedisWorkerEnv {
+export function useRedisWorkerEnv(prefix: string, serverOptions?: RedisServerOptions, storeOptions: { fairness?: 'tenant' } = {}): RedisWorkerEnv {
   const env = { workers: [] as WorkerChild[] } as unknown as RedisWorkerEnv;
   beforeAll(async () => {
     env.server = await startRedisServer(serverOptions);
     env.conn = newConnection(env.server.url);
-    env.store = new RedisTaskStore({ connection: env.conn, prefix });
+    env.store = new RedisTaskStore({ connection: env.conn, prefix, ...storeOptions });
     await env.store.init();
   }, 120_000);
   afterAll(async () => {

@@ -24,6 +24,8 @@ export interface WorkerProcessConfig {
   queues?: string[];
   /** RedisTaskStore option of the same name (failover test). */
   waitForReplicas?: { replicas: number; timeoutMs: number };
+  /** RedisTaskStore option of the same name (fair-share audit). */
+  fairness?: 'tenant';
   /** Append an H line per handler run. */
   auditHandlers?: boolean;
   auditPath: string;
@@ -39,7 +41,7 @@ const cfg = JSON.parse(process.env.PQ_WORKER ?? '{}') as WorkerProcessConfig;
 const connection = cfg.cluster ? new Cluster(cfg.cluster, CLUSTER_CLIENT_OPTIONS) : new Redis(cfg.url!, { maxRetriesPerRequest: null });
 connection.on('error', () => undefined); // reconnects by itself (restart and failover tests)
 const stores = (cfg.queues ?? [undefined]).map(
-  (queue) => new RedisTaskStore({ connection, prefix: cfg.prefix, queue, waitForReplicas: cfg.waitForReplicas }),
+  (queue) => new RedisTaskStore({ connection, prefix: cfg.prefix, queue, waitForReplicas: cfg.waitForReplicas, fairness: cfg.fairness }),
 );
 const registry = new TaskTypeRegistry();
 const events = new TaskEvents();
