@@ -13,7 +13,8 @@ import { DEFAULT_TENANT_WEIGHT, FAIR_QUANTUM } from '../../core/fairness';
  * as JSON); a null property is an absent field, and so are attempts / pollErrors /
  * cancelRequested while 0 and updatedAt until the first change; a terminal task may keep the
  * lease fields of its last lease, which mean nothing (it holds no lease), and its updatedAt is
- * its finishedAt (complete.lua does not write updatedAt). Fields starting with `_`
+ * its finishedAt (complete.lua does not write updatedAt); `fairTag` (fair share) is kept as the
+ * 16 hex digits of the order key and shown on Task as a decimal string. Fields starting with `_`
  * are the store's own (order key, lane id).
  */
 export function hashToObject(flat: readonly string[]): Record<string, string> {

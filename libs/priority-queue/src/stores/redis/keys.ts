@@ -86,7 +86,8 @@ export type FixedKeyName = (typeof FIXED_KEYS)[number];
 /** Suffixes of the keys that embed an id; the scripts append the id to `base + suffix`. */
 export const DYNAMIC_KEYS = {
   /**
-   * hash: one task (fields named after Task; `_k` order key while in a lane, `_l` lane id, `_i`
+   * hash: one task (fields named after Task, `fairTag` as the order key's 16 hex digits; `_k`
+   * order key while in a lane, `_l` lane id, `_i`
    * with an idempotency key: what the key is bound to, codec.ts idemScope; `_r` the removal
    * kept set it is in, lua/lib.lua keptKey).
    */
