@@ -1,4 +1,4 @@
-// Near ~400 lines on purpose: the worker's loop is one state machine (slots, prefetch queue,
+// Over ~400 lines on purpose: the worker's loop is one state machine (slots, prefetch queue,
 // claims, wakes, the clock offset, lease renewal, stop); a task's own run is in task-run.ts and
 // its settings in worker-options.ts.
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,13 @@ import { NodeTimerHost, type TimerHost } from './timers';
 import { CLOCK_RESYNC_MS, workerSettings, type WorkerOptions } from './worker-options';
 
 export type { WorkerOptions } from './worker-options';
+
+/** What a claim tick dispatched, and whether a claim of it was answered in full. */
+interface Claimed {
+  n: number;
+  full: boolean;
+}
+const NONE: Claimed = { n: 0, full: false };
 
 interface ActiveRun {
   run: TaskRun;
@@ -65,6 +72,11 @@ export class Worker {
   /** Slots asked for by claim calls still in flight. */
   private reserved = 0;
   private roundAgain = false;
+  /**
+   * The last claim was answered short: nothing more was claimable. A returning handler changes
+   * nothing in the store, so its slot claims only when this is false (the run's end always wakes).
+   */
+  private storeDry = false;
   private wakeScheduled = false;
   private hardWake = false;
   /**
@@ -174,17 +186,31 @@ export class Worker {
    * of tasks dispatched. Tests drive the worker with tick() + whenIdle() instead of start().
    */
   async tick(force = true): Promise<number> {
-    if (this.stopping) return 0;
+    return (await this.claimTick(force)).n;
+  }
+
+  /**
+   * tick(), and whether a claim was answered in full: only then may more be claimable now (a
+   * round claims again); later work comes with a wake-up (a submit, a freed slot, a due time).
+   */
+  private async claimTick(force: boolean): Promise<Claimed> {
+    if (this.stopping) return NONE;
     if (!this.clockSynced) await this.syncClock();
     const free = this.freeSlots();
-    if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) return 0;
+    if (free <= 0 || (!force && this.busy.size > 0 && free < this.minBatch)) {
+      this.storeDry = false; // a wake-up with no slot to claim for: the next freed slot claims
+      return NONE;
+    }
     // a timer's round claims polls first (they are due); a wake-up's round claims submissions
     // first (what it announces, most often: the new task starts one round trip sooner)
     if (force) {
       const polls = await this.claimPollsNow(true);
-      return polls.n + (await this.claimSubmissionsNow(polls.freeAfter));
+      const subs = await this.claimSubmissionsNow(polls.freeAfter);
+      return { n: polls.n + subs.n, full: polls.full || subs.full };
     }
-    return (await this.claimSubmissionsNow()) + (await this.claimPollsNow(false)).n;
+    const subs = await this.claimSubmissionsNow();
+    const polls = await this.claimPollsNow(false);
+    return { n: subs.n + polls.n, full: subs.full || polls.full };
   }
 
   /**
@@ -192,9 +218,9 @@ export class Worker {
    * every busyPollMs. `freeAfter`: the free slots read right after the polls were dispatched, so
    * that a poll handler that ends at once does not hand its slot to this round's submissions.
    */
-  private async claimPollsNow(force: boolean): Promise<{ n: number; freeAfter: number }> {
+  private async claimPollsNow(force: boolean): Promise<Claimed & { freeAfter: number }> {
     const pollSlots = Math.min(this.freeSlots(), this.concurrency - this.busy.size - this.queued.length);
-    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return { n: 0, freeAfter: this.freeSlots() };
+    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return { ...NONE, freeAfter: this.freeSlots() };
     this.lastPollRound = Date.now();
     const limit = Math.min(pollSlots, this.batchSize);
     this.reserved += limit;
@@ -206,13 +232,13 @@ export class Worker {
     }
     for (const t of polls) this.dispatch(t, 'poll');
     if (polls.length < limit) this.nextPollCheck = Date.now() + this.busyPollMs;
-    return { n: polls.length, freeAfter: this.freeSlots() };
+    return { n: polls.length, full: polls.length >= limit, freeAfter: this.freeSlots() };
   }
 
   /** claimSubmissions for every free slot (prefetch included); arms the due timer from nextWakeAt. */
-  private async claimSubmissionsNow(cap = Infinity): Promise<number> {
+  private async claimSubmissionsNow(cap = Infinity): Promise<Claimed> {
     const free = Math.min(cap, this.freeSlots()); // other claims may have reserved slots meanwhile
-    if (free <= 0 || this.stopping) return 0;
+    if (free <= 0 || this.stopping) return NONE;
     const limit = Math.min(free, this.batchSize);
     this.reserved += limit;
     let claim: SubmissionClaim;
@@ -231,7 +257,10 @@ export class Worker {
       const delay = Math.max(0, claim.nextWakeAt - (Date.now() + this.clockOffset));
       if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(true), delay + 1);
     }
-    return claim.claimed.length;
+    // timed-out candidates do not count toward the limit: the next claim may find more
+    const full = claim.claimed.length >= limit || claim.timedOut.length > 0;
+    this.storeDry = !full;
+    return { n: claim.claimed.length, full };
   }
 
   /**
@@ -292,11 +321,11 @@ export class Worker {
         this.roundAgain = false;
         let force = this.hardWake;
         this.hardWake = false;
-        let n: number;
+        let got: Claimed;
         do {
-          n = await this.tick(force);
+          got = await this.claimTick(force);
           force = false; // a hard wake forces one tick (polls included), the rest claim as soft wakes
-        } while (n > 0 && this.freeSlots() > 0 && !this.stopping);
+        } while (got.n > 0 && got.full && this.freeSlots() > 0 && !this.stopping);
       } while (this.roundAgain && !this.stopping);
     } catch (e) {
       this.onError(e);
@@ -375,7 +404,7 @@ export class Worker {
   private release(run: TaskRun): void {
     if (!this.busy.delete(run)) return;
     this.startQueued();
-    this.wake(false);
+    if (!this.storeDry) this.wake(false);
   }
 
   private renewLeases(): void {
