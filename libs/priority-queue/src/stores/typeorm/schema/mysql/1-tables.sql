@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
   KEY {{prefix}}tasks_poll (status, queue, next_poll_at),
   KEY {{prefix}}tasks_cancel (cancel_requested, status, queue),
   KEY {{prefix}}tasks_list (queue, status, seq),
+  KEY {{prefix}}tasks_trim (queue, type, status, finished_at),
   KEY {{prefix}}tasks_finished (queue, finished_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -62,6 +62,9 @@ CREATE INDEX IF NOT EXISTS {{prefix}}tasks_lease ON {{prefix}}tasks (queue, leas
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_poll ON {{prefix}}tasks (queue, next_poll_at) WHERE status IN ('SUBMITTED', 'RUNNING');
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_cancel ON {{prefix}}tasks (queue) WHERE cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING');
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, finished_at) WHERE finished_at IS NOT NULL;
+-- The removal trim (removeOnComplete / removeOnFail with a count or an age, sql/complete-removing.ts):
+-- the finished tasks of one type and status, newest first, without reading the other types'.
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_trim ON {{prefix}}tasks (queue, type, status, finished_at, seq) WHERE finished_at IS NOT NULL;
 -- list() and stats() by status (sql/by-status.ts). Keyed by an expression only they write, so no
 -- hot query can pick it: a plain (queue, status, seq) index matches two equality columns of
 -- every hot query, and on a table without statistics the planner sometimes walked a whole

@@ -55,6 +55,8 @@ CREATE INDEX IF NOT EXISTS {{prefix}}tasks_poll ON {{prefix}}tasks (queue, next_
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_cancel ON {{prefix}}tasks (queue) WHERE cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING');
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_list ON {{prefix}}tasks (queue, status, seq);
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, finished_at) WHERE finished_at IS NOT NULL;
+-- The removal trim (removeOnComplete / removeOnFail with a count or an age, sql/complete-removing.ts).
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_trim ON {{prefix}}tasks (queue, type, status, finished_at) WHERE finished_at IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS {{prefix}}lanes (
   queue TEXT NOT NULL,
