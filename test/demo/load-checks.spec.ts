@@ -12,6 +12,7 @@ const entry = (taskId: string, kind: string, providerKey: string, createdAt: num
   createdAt,
   startedAt,
   finishedAt: startedAt === null ? null : startedAt + 10,
+  startedSeq: startedAt,
   status: 'SUCCEEDED',
 });
 

@@ -34,6 +34,27 @@ export function waitTable(entries: readonly TimelineEntry[]): string {
   return markdownTable(['kind', 'plan', 'vendor', 'priority', 'jobs', 'wait p50', 'wait p95', 'wait max', 'done p50'], rows);
 }
 
+/** One letter per plan in startOrder's lines. */
+const PLAN_LETTER: Record<string, string> = { ENTERPRISE: 'E', PRO: 'P', FREE: 'F' };
+
+/**
+ * The plans of the first `n` archive jobs started on each vendor, in start order: with fair share
+ * the tenants of one vendor interleave (PPFPPF... with weights PRO 2, FREE 1), without it one
+ * tenant's batch comes first (PPPP...).
+ */
+export function startOrder(entries: readonly TimelineEntry[], n = 36): string {
+  const byVendor = new Map<string, TimelineEntry[]>();
+  for (const e of entries) if (e.kind === 'BATCH_ARCHIVE' && e.startedSeq !== null) byVendor.set(e.providerKey, [...(byVendor.get(e.providerKey) ?? []), e]);
+  return [...byVendor.keys()]
+    .sort()
+    .map((vendor) => {
+      const started = byVendor.get(vendor)!.sort((a, b) => a.startedSeq! - b.startedSeq!);
+      const letters = started.slice(0, n).map((e) => PLAN_LETTER[e.plan ?? ''] ?? '?').join('');
+      return `${vendor}: ${letters}${started.length > n ? '...' : ''} (first ${Math.min(n, started.length)} of ${started.length})`;
+    })
+    .join('\n');
+}
+
 export function vendorTable(vendors: readonly VendorStats[]): string {
   const rows = vendors.map((v) => [
     v.name,

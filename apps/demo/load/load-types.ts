@@ -10,6 +10,8 @@ export interface TimelineEntry {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** Order in which the demo saw the first start (exact, no clock ties); null until started. */
+  startedSeq: number | null;
   status: string;
 }
 

@@ -13,7 +13,7 @@
  */
 import { DemoClient } from './demo-client';
 import { checkStartsBeforeQueuedArchive, checkVendorLimits } from './load-checks';
-import { checksList, vendorTable, waitTable } from './load-report';
+import { checksList, startOrder, vendorTable, waitTable } from './load-report';
 import type { CheckResult, TimelineEntry, VendorStats } from './load-types';
 
 const env = process.env;
@@ -105,6 +105,8 @@ async function main(): Promise<number> {
 
   console.log('Wait from submit to first vendor call, per kind and plan:\n');
   console.log(waitTable(mine));
+  console.log('\nArchive jobs in start order, per vendor (E = ENTERPRISE, P = PRO, F = FREE):\n');
+  console.log(startOrder(mine));
   console.log('\nWhat the simulated vendors saw:\n');
   console.log(vendorTable(vendors));
   console.log('\nChecks:\n');

@@ -7,6 +7,8 @@ import { PriorityQueueDashboardModule } from 'nestjs-priority-queue/dashboard';
 import { NightlyArchiveJob } from './archive/nightly-archive.job';
 import { DEMO_CONFIG, type DemoConfig } from './config/demo-config';
 import { DemoConfigModule } from './config/demo-config.module';
+import { fairShareEnabled } from './fairness/fair-share';
+import { TenantWeightsInitializer } from './fairness/tenant-weights.initializer';
 import { HandlersModule } from './handlers/handlers.module';
 import { AdminController } from './http/admin.controller';
 import { DocumentsController } from './http/documents.controller';
@@ -19,7 +21,7 @@ import { AdminKeyGuard } from './tenancy/admin-key.guard';
 import { ApiKeyGuard } from './tenancy/api-key.guard';
 import { DashboardAccessGuard } from './tenancy/dashboard-access.guard';
 import { TenantDirectory } from './tenancy/tenant-directory';
-import { DemoQueuesModule } from './queues/demo-queues';
+import { demoQueuesModule } from './queues/demo-queues';
 import { QueueDirectory } from './queues/queue-directory';
 import { TaskTimeline } from './timeline/task-timeline';
 import { VendorsModule } from './vendors/vendors.module';
@@ -42,7 +44,7 @@ export class AppModule {
           inject: [DEMO_CONFIG],
           useFactory: (cfg: DemoConfig) => ({ store, workers: cfg.workers }),
         }),
-        DemoQueuesModule,
+        demoQueuesModule(fairShareEnabled(config)),
         TerminusModule,
         PriorityQueueHealthModule,
         VendorsModule,
@@ -51,7 +53,7 @@ export class AppModule {
         PriorityQueueDashboardModule.forRoot({ path: 'dashboard', guard: DashboardAccessGuard, title: 'Demo queues' }),
       ],
       controllers: [DocumentsController, IncidentsController, TenantsController, TasksController, QueueController, AdminController, HealthController],
-      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory],
+      providers: [TenantDirectory, ApiKeyGuard, AdminKeyGuard, WorkSubmitter, TaskTimeline, NightlyArchiveJob, QueueDirectory, TenantWeightsInitializer],
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { Plan } from '../priority/plan';
+import type { FairShareSetting } from '../fairness/fair-share';
 import type { StoreSelection } from '../store/store-selection';
 
 /** Inclusive range of milliseconds; a value is drawn uniformly in it. */
@@ -56,6 +57,8 @@ export interface DemoConfig {
   };
   workers: { concurrency: number; idlePollMs: number; recoverEveryMs: number };
   store: StoreSelection;
+  /** Fair share between tenants on the `ocr` queue (fairness/fair-share.ts; fairShareEnabled()). */
+  fairShare: { setting: FairShareSetting; weightsByPlan: Record<Plan, number> };
 }
 
 /** Injection token of the DemoConfig. */

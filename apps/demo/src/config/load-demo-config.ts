@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_PLAN_WEIGHTS, FAIR_SHARE_SETTINGS, type FairShareSetting } from '../fairness/fair-share';
 import { PLANS, Plan } from '../priority/plan';
 import { storeSelectionFromEnv } from '../store/store-selection';
 import { DEFAULT_TENANTS } from './default-tenants';
@@ -10,7 +11,8 @@ import type { DemoConfig, TenantConfig, VendorConfig } from './demo-config';
  * PORT, DEMO_ADMIN_KEY (when unset, a random key is generated for this run: main.ts prints it
  * once), DEMO_TENANTS (JSON array of tenants),
  * DEMO_ARCHIVE_SIZE (documents per tenant per night), DEMO_ERROR_SHARE and DEMO_429_SHARE
- * (fault injection of both vendors, 0..1), DEMO_WORKER_CONCURRENCY, and the store: PQ_STORE
+ * (fault injection of both vendors, 0..1), DEMO_WORKER_CONCURRENCY, DEMO_FAIR_SHARE (auto | on | off)
+ * and DEMO_PLAN_WEIGHTS (JSON, fair-share weight per plan), and the store: PQ_STORE
  * with PQ_SQLITE_PATH / PQ_POSTGRES_URL / PQ_MYSQL_URL / PQ_REDIS_URL (+ PQ_REDIS_CONNECT_TIMEOUT_MS).
  */
 export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -30,7 +32,28 @@ export function loadDemoConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig
     archive: { documentsPerTenant: int(env, 'DEMO_ARCHIVE_SIZE', 200) },
     workers: { concurrency: int(env, 'DEMO_WORKER_CONCURRENCY', 16), idlePollMs: 100, recoverEveryMs: 1000 },
     store: storeSelectionFromEnv(env),
+    fairShare: { setting: fairShareSetting(env), weightsByPlan: planWeights(env) },
   };
+}
+
+function fairShareSetting(env: NodeJS.ProcessEnv): FairShareSetting {
+  const raw = (env.DEMO_FAIR_SHARE ?? 'auto').trim().toLowerCase();
+  if ((FAIR_SHARE_SETTINGS as readonly string[]).includes(raw)) return raw as FairShareSetting;
+  throw new Error(`DEMO_FAIR_SHARE must be one of ${FAIR_SHARE_SETTINGS.join(', ')}; got "${env.DEMO_FAIR_SHARE}"`);
+}
+
+/** DEFAULT_PLAN_WEIGHTS, with the plans DEMO_PLAN_WEIGHTS names (integers 1..1000) replaced. */
+function planWeights(env: NodeJS.ProcessEnv): Record<Plan, number> {
+  const weights = { ...DEFAULT_PLAN_WEIGHTS };
+  if (!env.DEMO_PLAN_WEIGHTS) return weights;
+  const given = JSON.parse(env.DEMO_PLAN_WEIGHTS) as Record<string, unknown>;
+  for (const [plan, w] of Object.entries(given ?? {})) {
+    if (!PLANS.includes(plan as Plan) || !Number.isInteger(w) || (w as number) < 1 || (w as number) > 1000) {
+      throw new Error(`DEMO_PLAN_WEIGHTS: each key a plan (${PLANS.join('|')}), each value an integer from 1 to 1000; got ${env.DEMO_PLAN_WEIGHTS}`);
+    }
+    weights[plan as Plan] = w as number;
+  }
+  return weights;
 }
 
 /** The configured admin key, or a fresh random one: never a well-known default. */

@@ -1,3 +1,4 @@
+import type { DynamicModule } from '@nestjs/common';
 import { PriorityQueueModule } from 'nestjs-priority-queue';
 
 /**
@@ -8,8 +9,14 @@ import { PriorityQueueModule } from 'nestjs-priority-queue';
 export const OCR_QUEUE = 'ocr';
 export const MAINTENANCE_QUEUE = 'maintenance';
 
-/** Registered once (app.module.ts) and global, so handlers, services and controllers inject them by name. */
-export const DemoQueuesModule = PriorityQueueModule.registerQueue(
-  { name: OCR_QUEUE, isGlobal: true },
-  { name: MAINTENANCE_QUEUE, isGlobal: true },
-);
+/**
+ * Registered once (app.module.ts) and global, so handlers, services and controllers inject them
+ * by name. `fairShare`: the `ocr` queue serves the tenants of one priority level in proportion
+ * to their weights (`fairness: 'tenant'`, fairness/fair-share.ts) instead of in submit order.
+ */
+export function demoQueuesModule(fairShare: boolean): DynamicModule {
+  return PriorityQueueModule.registerQueue(
+    { name: OCR_QUEUE, isGlobal: true, ...(fairShare ? { fairness: 'tenant' as const } : {}) },
+    { name: MAINTENANCE_QUEUE, isGlobal: true },
+  );
+}

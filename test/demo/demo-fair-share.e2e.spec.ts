@@ -1,0 +1,64 @@
+import { DEFAULT_PLAN_WEIGHTS } from '../../apps/demo/src/fairness/fair-share';
+import { Plan } from '../../apps/demo/src/priority/plan';
+import { ADMIN, eventually, GLOBEX, INITECH, startDemo } from './support/demo-harness';
+
+interface Started {
+  taskId: string;
+  tenantId: string;
+  startedSeq: number | null;
+}
+
+/**
+ * The demo's fair share on the `ocr` queue (memory store, where it is on by default): archive
+ * jobs of two tenants at the same priority level start interleaved in proportion to their plans'
+ * weights, not one tenant's batch first. Order only (the timeline's start sequence), no times.
+ */
+describe('demo app: fair share between tenants on the archive (e2e, memory store)', () => {
+  let ctx: Awaited<ReturnType<typeof startDemo>>;
+
+  beforeAll(async () => {
+    ctx = await startDemo({ kind: 'memory' });
+  });
+
+  afterAll(async () => {
+    await ctx?.demo.close();
+  });
+
+  const archive = async (headers: Record<string, string>, prefix: string, n: number): Promise<string[]> => {
+    const documents = Array.from({ length: n }, (_, i) => ({ name: `${prefix}-${i + 1}.pdf` }));
+    return (await ctx.http().post('/batches').set(headers).send({ documents }).expect(202)).body.taskIds as string[];
+  };
+
+  it("starts a FREE tenant's archive jobs between a PRO tenant's batch submitted before them, by the plans' weights", async () => {
+    const limits = await ctx.http().get('/admin/limits').set(ADMIN).expect(200);
+    expect(limits.body.tenantWeights).toMatchObject({ globex: DEFAULT_PLAN_WEIGHTS[Plan.PRO], initech: DEFAULT_PLAN_WEIGHTS[Plan.FREE] });
+    const weight: Record<string, number> = { globex: DEFAULT_PLAN_WEIGHTS[Plan.PRO], initech: DEFAULT_PLAN_WEIGHTS[Plan.FREE] };
+
+    // both batches wait for vendor B together: the PRO tenant's 30 first, then the FREE tenant's 30
+    await ctx.http().post('/admin/vendors/vendorB/pause').set(ADMIN).expect(200);
+    const pro = await archive(GLOBEX, 'fair-pro', 30);
+    const free = await archive(INITECH, 'fair-free', 30);
+    await ctx.http().post('/admin/vendors/vendorB/resume').set(ADMIN).expect(200);
+
+    const ours = new Set([...pro, ...free]);
+    const started = await eventually(async () => {
+      const list = ((await ctx.http().get('/admin/timeline').set(ADMIN).expect(200)).body as Started[]).filter((e) => ours.has(e.taskId));
+      return list.length === ours.size && list.every((e) => e.startedSeq !== null) ? list : undefined;
+    }, 'all 60 archive jobs started', 30_000);
+    const order = started.sort((a, b) => a.startedSeq! - b.startedSeq!).map((e) => e.tenantId);
+
+    // without fair share: 30 x globex, then 30 x initech. With it, the FREE tenant's first job
+    // starts right after the PRO tenant's first `weight` ones ...
+    expect(order.indexOf('initech')).toBe(weight.globex);
+    // ... and at every point while both have jobs waiting, each tenant's started jobs divided by
+    // its weight differ by at most one job (start-time fair queuing's bound)
+    const count: Record<string, number> = { globex: 0, initech: 0 };
+    for (const tenant of order) {
+      count[tenant]++;
+      if (count.globex === 30 || count.initech === 30) break;
+      expect(Math.abs(count.globex / weight.globex - count.initech / weight.initech)).toBeLessThanOrEqual(1);
+    }
+    // the PRO tenant's batch is not done first: FREE jobs started before its last one
+    expect(order.lastIndexOf('globex')).toBeGreaterThan(order.indexOf('initech'));
+  });
+});
