@@ -131,6 +131,34 @@ export function boostCases(ctx: ContractContext): void {
     ]);
   });
 
+  it('a task claimed before boostAt and requeued (retry with backoff, release, expired lease) keeps its unfired boost: it fires at its time', async () => {
+    const h = await ctx.open();
+    const [r, l, e] = await h.create(boosted(1000, 5), boosted(1000, 5), boosted(1000, 5));
+    const [rs, ls] = await h.claim(2);
+    expect([rs.id, ls.id]).toEqual([r.id, l.id]);
+    const [es] = await h.claim(1, { leaseMs: 100 });
+    expect(es.id).toBe(e.id);
+    const retried = await h.store.retry(fenceOf(rs), { delayMs: 300, error: 'vendor 503' });
+    const released = await h.store.release(fenceOf(ls));
+    h.clock.advance(100);
+    await h.store.recoverExpired(10);
+    const recovered = await h.mustGet(e.id);
+    for (const t of [retried, released, recovered]) expect(t).toMatchObject({ status: TaskStatus.PENDING_SUBMIT, priority: 0, boostAt: T0 + 1000, boostPriority: 5 });
+    const [hi] = await h.create({ priority: 3 });
+    h.clock.advance(899);
+    expect(boostsOf(await h.claimRaw(0))).toEqual([]); // not before its time
+    h.clock.advance(1);
+    const at = await h.claimRaw(4);
+    expect(boostsOf(at)).toEqual([
+      [r.id, 0, 5],
+      [l.id, 0, 5],
+      [e.id, 0, 5],
+    ]);
+    // at 5, ahead of the priority 3 they were behind (among themselves: runAt, then seq)
+    expect(ids(at.claimed).slice(0, 3).sort()).toEqual([r.id, l.id, e.id].sort());
+    expect(ids(at.claimed)[3]).toBe(hi.id);
+  });
+
   it('a task already at or above the boost priority is left as it is', async () => {
     const h = await ctx.open();
     const [x, y] = await h.create(boosted(100, 5, { priority: 5 }), boosted(100, 5, { priority: 9 }));
