@@ -13,7 +13,8 @@
  * claims in both modes), per claimed task, fairness on / off; best of ROUNDS rounds, the modes
  * alternating (target of issue 16: on within 1.2x of off); and the CPU time of this process in
  * those calls (process.cpuUsage: time other processes take from this one does not count, so it
- * holds up better on a loaded machine; on a server store it leaves out the server's work). Servers: the test harness's, started
+ * holds up better on a loaded machine; on a server store it leaves out the server's work), and on
+ * Redis the server's CPU time in the claim scripts (INFO commandstats, read around each claim). Servers: the test harness's, started
  * by lib/servers.ts as `npm run bench` does (loopback, temp dirs). A store that refuses fairness
  * (NotSupportedByStoreError) prints one line saying so and is skipped; the exit code stays 0.
  * Options (env): BENCH_FAIR_BIG (10,000), BENCH_FAIR_SMALL (50), BENCH_FAIR_ROUNDS (5 on memory,
@@ -43,6 +44,8 @@ const T0 = 1_700_000_000_000;
 /** Makes a fresh, initialised store per drain and removes what it wrote afterwards. */
 interface StoreKit {
   open(fair: boolean, clock: ManualClock): Promise<TaskStore>;
+  /** The server's CPU time spent in the store's scripts so far, ns (Redis: INFO commandstats of EVALSHA). */
+  serverCpuNs?(): Promise<number>;
   dispose(store: TaskStore): Promise<void>;
   close(): Promise<void>;
 }
@@ -66,6 +69,10 @@ function storeKit(kind: StoreKind, env: BenchEnv): StoreKit {
           await connection.flushdb(); // the bench's own throw-away server
         },
         close: async () => void connection.disconnect(),
+        serverCpuNs: async () => {
+          const line = (await connection.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_evalsha:')) ?? '';
+          return Number(/usec=(\d+)/.exec(line)?.[1] ?? 0) * 1000;
+        },
       };
     }
     case 'postgres':
@@ -116,6 +123,8 @@ interface Outcome {
   claimNs: number;
   /** CPU time of this process in the claim calls (user + system), ns: what other processes' load changes least. */
   claimCpuNs: number;
+  /** The server's CPU time in the claim calls, ns (stores with serverCpuNs; else 0). */
+  claimServerNs: number;
   claimed: number;
 }
 
@@ -128,6 +137,7 @@ async function drain(kit: StoreKit, fair: boolean): Promise<Outcome> {
   let smallLeft = SMALL;
   let claimNs = 0;
   let claimCpuNs = 0;
+  let claimServerNs = 0;
   let claimed = 0;
   const total = BIG + SMALL * SMALL_TENANTS.length;
   for (let ms = 0; claimed < total; ms++) {
@@ -135,18 +145,20 @@ async function drain(kit: StoreKit, fair: boolean): Promise<Outcome> {
       await store.create(SMALL_TENANTS.map(task));
       smallLeft--;
     }
+    const server = kit.serverCpuNs ? await kit.serverCpuNs() : 0;
     const start = process.hrtime.bigint();
     const cpu = process.cpuUsage();
     const claim = await store.claimSubmissions({ owner: 'w', limit: CLAIM_BATCH, leaseMs: 60_000 });
     const used = process.cpuUsage(cpu);
     claimNs += Number(process.hrtime.bigint() - start);
     claimCpuNs += (used.user + used.system) * 1000;
+    if (kit.serverCpuNs) claimServerNs += (await kit.serverCpuNs()) - server;
     for (const t of claim.claimed) waits.get(t.tenantId!)!.push(clock.now() - t.createdAt);
     claimed += claim.claimed.length;
     clock.advance(1);
   }
   await kit.dispose(store);
-  return { waits, claimNs, claimCpuNs, claimed };
+  return { waits, claimNs, claimCpuNs, claimServerNs, claimed };
 }
 
 function row(name: string, off: number[], on: number[]): string {
@@ -189,6 +201,7 @@ async function measure(kind: StoreKind, kit: StoreKit): Promise<void> {
   const rounds = Number(process.env.BENCH_FAIR_ROUNDS ?? (kind === 'memory' ? 5 : 3));
   let best = { off: Infinity, on: Infinity };
   let bestCpu = { off: Infinity, on: Infinity };
+  let bestServer = { off: Infinity, on: Infinity };
   let last: { off: Outcome; on: Outcome } | null = null;
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [false, true] : [true, false];
@@ -196,6 +209,7 @@ async function measure(kind: StoreKind, kit: StoreKit): Promise<void> {
     for (const fair of order) got[fair ? 'on' : 'off'] = await drain(kit, fair);
     best = { off: Math.min(best.off, got.off!.claimNs / got.off!.claimed), on: Math.min(best.on, got.on!.claimNs / got.on!.claimed) };
     bestCpu = { off: Math.min(bestCpu.off, got.off!.claimCpuNs / got.off!.claimed), on: Math.min(bestCpu.on, got.on!.claimCpuNs / got.on!.claimed) };
+    bestServer = { off: Math.min(bestServer.off, got.off!.claimServerNs / got.off!.claimed), on: Math.min(bestServer.on, got.on!.claimServerNs / got.on!.claimed) };
     last = { off: got.off!, on: got.on! };
   }
   const { off, on } = last!;
@@ -205,6 +219,9 @@ async function measure(kind: StoreKind, kit: StoreKit): Promise<void> {
   for (const t of off.waits.keys()) console.log(row(t, off.waits.get(t)!, on.waits.get(t)!));
   console.log(`${kind}: claim cost per claimed task (wall time, best of ${rounds}): off ${cost(best.off)}, on ${cost(best.on)}, ratio on/off ${(best.on / best.off).toFixed(2)}`);
   console.log(`${kind}: claim CPU of this process per claimed task (best of ${rounds}${kind === 'memory' ? '' : '; the server\'s CPU not included'}): off ${cost(bestCpu.off)}, on ${cost(bestCpu.on)}, ratio on/off ${(bestCpu.on / bestCpu.off).toFixed(2)}`);
+  if (kit.serverCpuNs) {
+    console.log(`${kind}: claim CPU of the server per claimed task (its scripts, best of ${rounds}): off ${cost(bestServer.off)}, on ${cost(bestServer.on)}, ratio on/off ${(bestServer.on / bestServer.off).toFixed(2)}`);
+  }
 }
 
 async function main(): Promise<void> {
