@@ -26,7 +26,7 @@ describe('demo: the stores it runs with fair share', () => {
     mysql: () => ({ store: typeorm({ type: 'mysql', url: 'mysql://demo@127.0.0.1:1/demo' }), dispose: () => undefined }),
   };
 
-  it.each(STORE_KINDS.map((k) => [k]))('lists %s exactly when its store implements fair share', (kind) => {
+  it.each(STORE_KINDS.map((k) => [k]))('lists %s exactly when its store implements fair share (apps/demo/src/fairness/fair-share.ts FAIR_SHARE_STORES)', (kind) => {
     const made = stores[kind]();
     try {
       expect({ kind, listed: FAIR_SHARE_STORES.has(kind) }).toEqual({ kind, listed: made.store.policies?.fairness === true });
