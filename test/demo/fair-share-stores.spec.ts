@@ -1,5 +1,6 @@
 import IORedis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { loadDemoConfig } from '../../apps/demo/src/config/load-demo-config';
 import { FAIR_SHARE_STORES, fairShareOn } from '../../apps/demo/src/fairness/fair-share';
 import { STORE_KINDS, type StoreSelection } from '../../apps/demo/src/store/store-selection';
 import type { TaskStore } from '../../libs/priority-queue/src/core/task-store.port';
@@ -40,5 +41,20 @@ describe('demo: the stores it runs with fair share', () => {
     expect(fairShareOn('auto', { kind: 'redis', url: 'redis://x' })).toBe(FAIR_SHARE_STORES.has('redis'));
     expect(fairShareOn('on', { kind: 'redis', url: 'redis://x' })).toBe(true);
     expect(fairShareOn('off', { kind: 'memory' })).toBe(false);
+  });
+});
+
+describe('demo config: DEMO_FAIR_SHARE and DEMO_PLAN_WEIGHTS', () => {
+  it('defaults to auto and the plan weights FREE 1, PRO 2, ENTERPRISE 3; a JSON object replaces the plans it names', () => {
+    expect(loadDemoConfig({}).fairShare).toEqual({ setting: 'auto', weightsByPlan: { FREE: 1, PRO: 2, ENTERPRISE: 3 } });
+    const equal = loadDemoConfig({ DEMO_FAIR_SHARE: ' OFF ', DEMO_PLAN_WEIGHTS: '{"PRO":1,"ENTERPRISE":1}' }).fairShare;
+    expect(equal).toEqual({ setting: 'off', weightsByPlan: { FREE: 1, PRO: 1, ENTERPRISE: 1 } });
+  });
+
+  it('refuses anything else with a message that says what is allowed', () => {
+    expect(() => loadDemoConfig({ DEMO_FAIR_SHARE: 'yes' })).toThrow('DEMO_FAIR_SHARE must be one of auto, on, off; got "yes"');
+    for (const raw of ['{"PRO":0}', '{"PRO":1001}', '{"PRO":1.5}', '{"GOLD":2}', '[1]', 'null', '{PRO:2}']) {
+      expect(() => loadDemoConfig({ DEMO_PLAN_WEIGHTS: raw })).toThrow(/^DEMO_PLAN_WEIGHTS must be a JSON object: each key a plan \(FREE\|PRO\|ENTERPRISE\), each value an integer from 1 to 1000/);
+    }
   });
 });

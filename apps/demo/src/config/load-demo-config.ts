@@ -46,11 +46,16 @@ function fairShareSetting(env: NodeJS.ProcessEnv): FairShareSetting {
 function planWeights(env: NodeJS.ProcessEnv): Record<Plan, number> {
   const weights = { ...DEFAULT_PLAN_WEIGHTS };
   if (!env.DEMO_PLAN_WEIGHTS) return weights;
-  const given = JSON.parse(env.DEMO_PLAN_WEIGHTS) as Record<string, unknown>;
-  for (const [plan, w] of Object.entries(given ?? {})) {
-    if (!PLANS.includes(plan as Plan) || !Number.isInteger(w) || (w as number) < 1 || (w as number) > 1000) {
-      throw new Error(`DEMO_PLAN_WEIGHTS: each key a plan (${PLANS.join('|')}), each value an integer from 1 to 1000; got ${env.DEMO_PLAN_WEIGHTS}`);
-    }
+  const bad = () => new Error(`DEMO_PLAN_WEIGHTS must be a JSON object: each key a plan (${PLANS.join('|')}), each value an integer from 1 to 1000; got ${env.DEMO_PLAN_WEIGHTS}`);
+  let given: unknown;
+  try {
+    given = JSON.parse(env.DEMO_PLAN_WEIGHTS);
+  } catch {
+    throw bad();
+  }
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw bad();
+  for (const [plan, w] of Object.entries(given)) {
+    if (!PLANS.includes(plan as Plan) || !Number.isInteger(w) || (w as number) < 1 || (w as number) > 1000) throw bad();
     weights[plan as Plan] = w as number;
   }
   return weights;

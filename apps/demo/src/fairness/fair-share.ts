@@ -30,7 +30,7 @@ export function fairShareOn(setting: FairShareSetting, store: StoreSelection): b
  * Fair-share weight of a tenant by plan (AdmissionGuard.setTenantWeight, 1..1000): at one
  * priority level a PRO tenant gets two jobs started for each job of a FREE tenant, an ENTERPRISE
  * tenant three, while all have work waiting. Override with DEMO_PLAN_WEIGHTS (JSON, e.g.
- * `{"PRO":1}` for equal shares).
+ * `{"PRO":1,"ENTERPRISE":1}` for equal shares).
  */
 export const DEFAULT_PLAN_WEIGHTS: Readonly<Record<Plan, number>> = {
   [Plan.FREE]: 1,
