@@ -54,6 +54,12 @@ function fairShareSuite(kind: StoreSelection['kind'], store: () => StoreSelectio
         expect((await ctx.http().get('/admin/limits').set(ADMIN).expect(200)).body.tenantWeights).toEqual({});
         expect(await startOrder()).toEqual([...Array(30).fill('globex'), ...Array(30).fill('initech')]);
       });
+
+      it('refuses a tenant weight through the admin route with the reason, and changes nothing', async () => {
+        const res = await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: 3 });
+        expect({ status: res.status, error: res.body.error }).toEqual({ status: 409, error: 'NotSupportedByStoreError' });
+        expect((await ctx.http().get('/admin/limits').set(ADMIN).expect(200)).body.tenantWeights).toEqual({});
+      });
       return;
     }
 
@@ -76,6 +82,20 @@ function fairShareSuite(kind: StoreSelection['kind'], store: () => StoreSelectio
       }
       // the PRO tenant's batch is not done first: FREE jobs started before its last one
       expect(order.lastIndexOf('globex')).toBeGreaterThan(order.indexOf('initech'));
+    });
+
+    it('changes a tenant weight at runtime through the admin route (1..1000, null = 1); the next batches follow it', async () => {
+      await ctx.http().put('/admin/tenants/nobody/weight').set(ADMIN).send({ weight: 2 }).expect(404);
+      await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: 0 }).expect(400);
+      await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: '2' }).expect(400);
+      await ctx.http().put('/admin/tenants/initech/weight').set(INITECH).send({ weight: 2 }).expect(401);
+      const set = await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: DEFAULT_PLAN_WEIGHTS[Plan.PRO] }).expect(200);
+      expect(set.body.tenantWeights.initech).toBe(DEFAULT_PLAN_WEIGHTS[Plan.PRO]);
+      // equal weights now: the two tenants alternate
+      const order = await startOrder();
+      for (let i = 0; i < 40; i += 2) expect([order[i], order[i + 1]].sort()).toEqual(['globex', 'initech']);
+      const reset = await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: null }).expect(200);
+      expect(reset.body.tenantWeights.initech).toBeUndefined();
     });
   });
 }

@@ -11,6 +11,7 @@ import { TaskTimeline } from '../timeline/task-timeline';
 import { VendorDirectory } from '../vendors/vendor-directory';
 import { RunArchiveDto } from './dto/run-archive.dto';
 import { TenantQuotaDto } from './dto/tenant-quota.dto';
+import { TenantWeightDto } from './dto/tenant-weight.dto';
 import { VendorLimitsDto } from './dto/vendor-limits.dto';
 import { queueView } from './queue-views';
 import { VendorNamePipe } from './vendor-name.pipe';
@@ -61,6 +62,17 @@ export class AdminController {
   setTenantQuota(@Param('id') id: string, @Body() body: TenantQuotaDto) {
     if (!this.tenants.get(id)) throw new NotFoundException(`unknown tenant "${id}"`);
     return this.guard.setTenantQuota(id, body.quota);
+  }
+
+  /**
+   * A tenant's fair-share weight on the `ocr` queue, for its tasks created from now on (start-up
+   * sets each tenant's plan weight: fairness/tenant-weights.initializer.ts). Refused with the
+   * library's message when the queue runs without fair share (409 on a store without it).
+   */
+  @Put('tenants/:id/weight')
+  setTenantWeight(@Param('id') id: string, @Body() body: TenantWeightDto) {
+    if (!this.tenants.get(id)) throw new NotFoundException(`unknown tenant "${id}"`);
+    return this.guard.setTenantWeight(id, body.weight);
   }
 
   @Get('limits')
