@@ -14,19 +14,19 @@
  * alternating (target of issue 16: on within 1.2x of off); and the CPU time of this process in
  * those calls (process.cpuUsage: time other processes take from this one does not count, so it
  * holds up better on a loaded machine; on a server store it leaves out the server's work), and on
- * Redis the server's CPU time in the claim scripts (INFO commandstats, read around each claim). Servers: the test harness's, started
- * by lib/servers.ts as `npm run bench` does (loopback, temp dirs). A store that refuses fairness
+ * Redis the server's CPU time in the claim scripts (INFO commandstats, read around each claim).
+ * Servers: PostgreSQL and MariaDB from lib/servers.ts as `npm run bench` starts them (loopback,
+ * temp dirs); Redis from ../redis/bench/fairness-store.ts. A store that refuses fairness
  * (NotSupportedByStoreError) prints one line saying so and is skipped; the exit code stays 0.
  * Options (env): BENCH_FAIR_BIG (10,000), BENCH_FAIR_SMALL (50), BENCH_FAIR_ROUNDS (5 on memory,
  * 3 on a server).
  */
-import IORedis from 'ioredis';
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { ManualClock, NotSupportedByStoreError, type NewTask, type TaskStore } from '../../libs/priority-queue/src/core';
 import { MemoryTaskStore } from '../../libs/priority-queue/src/stores/memory';
-import { RedisTaskStore } from '../../libs/priority-queue/src/stores/redis/redis-task-store';
 import { TypeOrmTaskStore } from '../../libs/priority-queue/src/stores/typeorm';
+import { redisFairnessStores } from '../redis/bench/fairness-store';
 import { startServers } from './lib/servers';
 import { chunks, percentile } from './lib/stats';
 import type { BenchEnv, ServerKind } from './target';
@@ -61,18 +61,13 @@ function storeKit(kind: StoreKind, env: BenchEnv): StoreKit {
         close: async () => undefined,
       };
     case 'redis': {
-      const connection = new IORedis(env.redis!.url, { maxRetriesPerRequest: null });
+      // a redis-server of its own and the server's CPU in the claim scripts: test/redis/bench/fairness-store.ts
+      const redis = redisFairnessStores();
       return {
-        open: async (fair, clock) => new RedisTaskStore({ connection, prefix: `fair${++drains}`, clock, fairness: fair ? 'tenant' : undefined, historyLimit: 0 }),
-        dispose: async (store) => {
-          await store.close();
-          await connection.flushdb(); // the bench's own throw-away server
-        },
-        close: async () => void connection.disconnect(),
-        serverCpuNs: async () => {
-          const line = (await connection.info('commandstats')).split('\n').find((l) => l.startsWith('cmdstat_evalsha:')) ?? '';
-          return Number(/usec=(\d+)/.exec(line)?.[1] ?? 0) * 1000;
-        },
+        open: async (fair, clock) => (await redis).open(clock, fair),
+        dispose: (store) => store.close(),
+        close: async () => (await redis).close(),
+        serverCpuNs: async () => (await redis).claimCostNs(),
       };
     }
     case 'postgres':
@@ -226,7 +221,7 @@ async function measure(kind: StoreKind, kit: StoreKit): Promise<void> {
 
 async function main(): Promise<void> {
   const stores = parseStores(process.argv.slice(2));
-  const servers = await startServers(new Set<ServerKind>(stores), (m) => console.error(m));
+  const servers = await startServers(new Set<ServerKind>(stores.filter((k) => k !== 'redis')), (m) => console.error(m));
   try {
     for (const kind of stores) {
       const kit = storeKit(kind, servers.env);

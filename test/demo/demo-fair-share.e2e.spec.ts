@@ -1,4 +1,4 @@
-import { DEFAULT_PLAN_WEIGHTS, FAIR_SHARE_STORES } from '../../apps/demo/src/fairness/fair-share';
+import { DEFAULT_PLAN_WEIGHTS, FAIR_SHARE_STORES, type FairShareSetting } from '../../apps/demo/src/fairness/fair-share';
 import { Plan } from '../../apps/demo/src/priority/plan';
 import type { StoreSelection } from '../../apps/demo/src/store/store-selection';
 import { startRedisServer, type RedisServerHandle } from '../support/servers/redis-server';
@@ -13,16 +13,18 @@ interface Started {
 /**
  * The demo's fair share on the `ocr` queue (DEMO_FAIR_SHARE=auto): on a store that implements it
  * (FAIR_SHARE_STORES), archive jobs of two tenants at the same priority level start interleaved
- * in proportion to their plans' weights, not one tenant's batch first; on a store without it the
- * demo still runs, in submit order. Order only (the timeline's start sequence), no times. Every
+ * in proportion to their plans' weights, not one tenant's batch first; with DEMO_FAIR_SHARE=off
+ * (or on a store without it) the demo still runs, in submit order. Order only (the timeline's start sequence), no times. Every
  * store the demo's e2e runs on: memory and Redis.
  */
-function fairShareSuite(kind: StoreSelection['kind'], store: () => StoreSelection): void {
-  describe(`demo app: fair share between tenants on the archive (e2e, ${kind} store)`, () => {
+function fairShareSuite(kind: StoreSelection['kind'], store: () => StoreSelection, setting: FairShareSetting = 'auto'): void {
+  // on exactly where the store implements it (auto), or as DEMO_FAIR_SHARE says
+  const enabled = setting === 'on' || (setting === 'auto' && FAIR_SHARE_STORES.has(kind));
+  describe(`demo app: fair share between tenants on the archive (e2e, ${kind} store, DEMO_FAIR_SHARE=${setting})`, () => {
     let ctx: Awaited<ReturnType<typeof startDemo>>;
 
     beforeAll(async () => {
-      ctx = await startDemo(store());
+      ctx = await startDemo(store(), { fairShare: { setting, weightsByPlan: DEFAULT_PLAN_WEIGHTS } });
     });
 
     afterAll(async () => {
@@ -48,16 +50,18 @@ function fairShareSuite(kind: StoreSelection['kind'], store: () => StoreSelectio
       return started.sort((a, b) => a.startedSeq! - b.startedSeq!).map((e) => e.tenantId);
     };
 
-    // DEMO_FAIR_SHARE=auto (the test config's): on exactly where the store implements it
-    if (!FAIR_SHARE_STORES.has(kind)) {
-      it('runs without fair share on this store: archive jobs start in submit order, no weights set', async () => {
+    if (!enabled) {
+      it('runs without fair share: archive jobs start in submit order, no weights set', async () => {
         expect((await ctx.http().get('/admin/limits').set(ADMIN).expect(200)).body.tenantWeights).toEqual({});
         expect(await startOrder()).toEqual([...Array(30).fill('globex'), ...Array(30).fill('initech')]);
       });
 
       it('refuses a tenant weight through the admin route with the reason, and changes nothing', async () => {
         const res = await ctx.http().put('/admin/tenants/initech/weight').set(ADMIN).send({ weight: 3 });
-        expect({ status: res.status, error: res.body.error }).toEqual({ status: 409, error: 'NotSupportedByStoreError' });
+        // a store with fair share, queue without it: 400; a store without fair share: 409
+        const expected = FAIR_SHARE_STORES.has(kind) ? { status: 400, error: 'ValidationError' } : { status: 409, error: 'NotSupportedByStoreError' };
+        expect({ status: res.status, error: res.body.error }).toEqual(expected);
+        expect(res.body.message).toMatch(/weight/);
         expect((await ctx.http().get('/admin/limits').set(ADMIN).expect(200)).body.tenantWeights).toEqual({});
       });
       return;
@@ -112,3 +116,4 @@ afterAll(async () => {
 
 fairShareSuite('memory', () => ({ kind: 'memory' }));
 fairShareSuite('redis', () => ({ kind: 'redis', url: redis.url }));
+fairShareSuite('memory', () => ({ kind: 'memory' }), 'off');

@@ -44,8 +44,11 @@ export function testConfig(store: StoreSelection): DemoConfig {
   };
 }
 
-export async function startDemo(store: StoreSelection): Promise<{ demo: DemoApp; app: INestApplication; http: () => ReturnType<typeof request> }> {
-  const demo = await createDemoApp(testConfig(store), { logger: false });
+export async function startDemo(
+  store: StoreSelection,
+  overrides: Partial<DemoConfig> = {},
+): Promise<{ demo: DemoApp; app: INestApplication; http: () => ReturnType<typeof request> }> {
+  const demo = await createDemoApp({ ...testConfig(store), ...overrides }, { logger: false });
   await demo.app.init();
   const server = demo.app.getHttpServer();
   return { demo, app: demo.app, http: () => request(server) };
