@@ -92,6 +92,16 @@ local function addInUse(key, field, n)
   subtable(useCache, key)[field] = redis.call('HINCRBY', key, field, n)
 end
 
+-- min(n, lim - in use) for one counted resource (account, tenant, concurrency key) whose in-use
+-- counts live in hash `inflight` under `member`; no limit: n. 0 comes with the resource to park on.
+local function slotRoom(n, lim, inflight, kind, member)
+  if not lim then return n end
+  local r = lim - inUse(inflight, member)
+  if r <= 0 then return 0, kind .. SEP .. member end
+  if r < n then return r end
+  return n
+end
+
 -- How many of `want` candidates of a lane (admission keys prov, acct, ten, ck) may start now, the
 -- claims made so far counted (core/lane-admission.ts laneRefusalReason, then consumeRoom per
 -- claim, batched over a lane run). 0 comes with the resource to park on (and for a rate refusal the
@@ -116,27 +126,19 @@ local function room(want, prov, acct, ten, ck)
     end
     n = k
   end
+  local refused
   if acct then
     local ak = prov .. SEP .. acct
-    local lim = limitOf(K.lim_a, ak) or tonumber(pl[4])
-    if lim then
-      local r = lim - inUse(K.inflight_a, ak)
-      if r <= 0 then return 0, 'a' .. SEP .. ak end
-      if r < n then n = r end
-    end
+    n, refused = slotRoom(n, limitOf(K.lim_a, ak) or tonumber(pl[4]), K.inflight_a, 'a', ak)
+    if n == 0 then return 0, refused end
   end
   if ten then
-    local lim = limitOf(K.lim_t, ten) or limitOf(K.lim_meta, 'defaultTenantQuota')
-    if lim then
-      local r = lim - inUse(K.inflight_t, ten)
-      if r <= 0 then return 0, 't' .. SEP .. ten end
-      if r < n then n = r end
-    end
+    n, refused = slotRoom(n, limitOf(K.lim_t, ten) or limitOf(K.lim_meta, 'defaultTenantQuota'), K.inflight_t, 't', ten)
+    if n == 0 then return 0, refused end
   end
   if ck then
-    local r = (limitOf(K.lim_c, ck) or 1) - inUse(K.inflight_c, ck)
-    if r <= 0 then return 0, 'c' .. SEP .. ck end
-    if r < n then n = r end
+    n, refused = slotRoom(n, limitOf(K.lim_c, ck) or 1, K.inflight_c, 'c', ck)
+    if n == 0 then return 0, refused end
   end
   return n
 end
