@@ -66,7 +66,7 @@ describe('TypeORM store on PostgreSQL: the documented database rights', () => {
     await runMigrations(migrator, priorityQueueMigrations({ tablePrefix: prefix }), 'up');
     // docs/TYPEORM.md, "Rights", PostgreSQL: the application role's grants
     for (const sql of [
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON pq_tasks, pq_lanes, pq_resources, pq_releases, pq_lane_marks, pq_queues, pq_sweeps, pq_schema_version TO pq_app`,
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON pq_tasks, pq_lanes, pq_resources, pq_releases, pq_lane_marks, pq_queues, pq_sweeps, pq_fair_levels, pq_fair_tags, pq_tenant_weights, pq_schema_version TO pq_app`,
       `GRANT USAGE ON SEQUENCE pq_tasks_seq_seq, pq_releases_id_seq, pq_lane_marks_id_seq TO pq_app`,
     ]) {
       await migrator.query(sql);

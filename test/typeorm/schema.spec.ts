@@ -25,12 +25,20 @@ const T0 = 1_700_000_000_000;
  */
 const EXPECTED: Record<DialectName, { tables: string[]; functions: string[]; triggers: string[] }> = {
   postgres: {
-    tables: ['lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks'],
+    tables: ['fair_levels', 'fair_tags', 'lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks', 'tenant_weights'],
     functions: ['claim', 'claim_polls', 'complete_leased', 'task_history'],
     triggers: ['tasks_history'],
   },
-  mariadb: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'stage_marks', 'sweeps', 'tasks'], functions: [], triggers: ['tasks_history'] },
-  sqlite: { tables: ['lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks'], functions: [], triggers: ['tasks_history'] },
+  mariadb: {
+    tables: ['fair_levels', 'fair_tags', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'stage_marks', 'sweeps', 'tasks', 'tenant_weights'],
+    functions: [],
+    triggers: ['tasks_history'],
+  },
+  sqlite: {
+    tables: ['fair_levels', 'fair_tags', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks', 'tenant_weights'],
+    functions: [],
+    triggers: ['tasks_history'],
+  },
 };
 
 describe('TypeORM schema files', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import type { ManualClock, TaskStore } from '../../libs/priority-queue/src/core';
+import type { ManualClock, StorePolicies, TaskStore } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import type { StoreFactory } from '../contract/task-store.contract';
 import { startMariaDbServer } from '../support/servers/mariadb-server';
@@ -57,6 +57,16 @@ export async function openDatabase(name: DialectName): Promise<OpenDatabase> {
 }
 
 /**
+ * The DESIGN §7 policies TypeOrmTaskStore implements per dialect (its `policies`): the generic
+ * SQL path (MariaDB, SQLite) has both; PostgreSQL's functions do not yet.
+ */
+export const TYPEORM_POLICIES: Record<DialectName, StorePolicies> = {
+  postgres: { fairness: false, boost: false },
+  mariadb: { fairness: false, boost: false },
+  sqlite: { fairness: false, boost: false },
+};
+
+/**
  * StoreFactory for the contract suite and the model-based test: one database per spec file,
  * every create() a fresh queue name in shared tables (a new queue is an empty, isolated store,
  * and costs no DDL), so each test starts in milliseconds.
@@ -67,6 +77,7 @@ export function typeOrmStoreFactory(name: DialectName, label = `typeorm-${name}`
   const run = `${process.pid}_${Date.now().toString(36)}`;
   return {
     name: label,
+    policies: TYPEORM_POLICIES[name],
     async create({ clock, agingIntervalMs, historyLimit, fairness }: { clock: ManualClock; agingIntervalMs?: number; historyLimit?: number; fairness?: 'tenant' }): Promise<TaskStore> {
       db ??= openDatabase(name);
       const { dataSource } = await db;

@@ -29,11 +29,11 @@ export async function selectClaims(
   reads: ClaimReads,
   limit: number,
   now: number,
-  aging: number,
+  order: { aging: number; fair: boolean },
   lanes: Map<string, LaneState>,
   resources: Map<string, Resource>,
 ): Promise<Row[]> {
-  const src = new PagedLanes(reads, limit, aging, lanes, resources);
+  const src = new PagedLanes(reads, limit, order.aging, order.fair, lanes, resources);
   const claimed: Row[] = [];
   while (!claimFromLanes(src, limit, now, claimed)) await src.load(limit - claimed.length);
   return claimed;
@@ -73,6 +73,8 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
     private readonly reads: ClaimReads,
     limit: number,
     private readonly aging: number,
+    /** The queue has fairness: heads carry their fair tags (order-columns.ts). */
+    private readonly fair: boolean,
     private readonly lanes: Map<string, LaneState>,
     private readonly resources: Map<string, Resource>,
   ) {
@@ -115,7 +117,7 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
       this.cands.shift();
       return RETRY;
     }
-    const actual = orderOfRow(l.tasks[0]);
+    const actual = orderOfRow(l.tasks[0], this.fair);
     if (compareOrder(actual, l.head!, this.aging) !== 0) {
       l.head = actual; // the stored head was a lower bound: re-key and look again
       l.dirty = true;
@@ -125,7 +127,7 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
     const row = l.tasks.shift()!;
     l.dirty = true;
     if (l.tasks.length > 0) {
-      l.head = orderOfRow(l.tasks[0]);
+      l.head = orderOfRow(l.tasks[0], this.fair);
       this.reinsert();
     } else if (l.complete) {
       l.head = null;
@@ -153,7 +155,7 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
     this.cands = page.map((r) => {
       const key = String(r.lane_key);
       let lane = this.lanes.get(key);
-      if (!lane) this.lanes.set(key, (lane = laneFromRow(r)));
+      if (!lane) this.lanes.set(key, (lane = laneFromRow(r, this.fair)));
       return lane;
     });
     this.boundary = full ? this.cands[this.cands.length - 1].head : null;

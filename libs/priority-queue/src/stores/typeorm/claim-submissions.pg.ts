@@ -49,9 +49,9 @@ function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string
       r.lease_id = `${batch}:${String(r.id)}`;
       r.lease_until = now + req.leaseMs;
       r.updated_at = now;
-      claimed.push(rowToTask(r));
+      claimed.push(rowToTask(r, c.fair));
       if (r.tid !== null && r.tid !== undefined) c.leased.set(String(r.id), { row: r, ctid: String(r.tid), leaseId: String(r.lease_id), version: num(r.version) });
-    } else timedOut.push(rowToTask(r));
+    } else timedOut.push(rowToTask(r, c.fair));
   }
   const cmp = (x: Task, y: Task) => compareOrder(x, y, c.aging);
   return { claimed: claimed.sort(cmp), timedOut: timedOut.sort(cmp), nextWakeAt: wake };

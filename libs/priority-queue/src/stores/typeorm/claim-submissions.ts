@@ -37,7 +37,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       const batchId = randomUUID();
       const now = await c.now(x);
       const todo = await preparationDue(x, c, now);
-      const timedOut = todo.timeouts ? (await timeOutDueCandidates(x, c, now)).map(rowToTask) : [];
+      const timedOut = todo.timeouts ? (await timeOutDueCandidates(x, c, now)).map((r) => rowToTask(r, c.fair)) : [];
       const resources = new Map<string, Resource>();
       const freed = todo.releases ? await takeReleases(x, c) : new Map<string, number>();
       if (freed.size > 0) {
@@ -64,7 +64,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
         },
         req.limit,
         now,
-        c.aging,
+        { aging: c.aging, fair: c.fair },
         lanes,
         resources,
       );
@@ -73,7 +73,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       const leaseUntil = now + req.leaseMs;
       await markClaimed(x, c, claimed.map((r) => Number(r.seq)), req.owner, batchId, leaseUntil, now);
       const tasks: Task[] = claimed.map((r) => ({
-        ...rowToTask(r),
+        ...rowToTask(r, c.fair),
         status: TaskStatus.SUBMITTING,
         leaseOwner: req.owner,
         leaseId: `${batchId}:${String(r.id)}`,

@@ -25,6 +25,11 @@ export class StoreContext {
   readonly leased = new LeaseCache<LeasedRow>();
   /** Transitions each task created by this store keeps (`history_limit`); 0 = none. */
   historyLimit = 0;
+  /**
+   * DESIGN §7 fair share on this queue (fairness: 'tenant'): k2 holds each task's fair tag
+   * (order-columns.ts) and creates, claims and re-tags keep V[p] / F[t,p] (sql/fair-tags.ts).
+   */
+  fair = false;
 
   constructor(
     readonly db: Db,

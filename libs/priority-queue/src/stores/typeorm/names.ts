@@ -15,6 +15,12 @@ export interface TableNames {
   queues: string;
   /** The sweep lease of each queue, see sql/sweep-lease.ts. */
   sweeps: string;
+  /** DESIGN §7 fair share: V[p] per queue and level (sql/fair-tags.ts). */
+  fairLevels: string;
+  /** DESIGN §7 fair share: F[t,p] per queue, tenant and level (sql/fair-tags.ts). */
+  fairTags: string;
+  /** DESIGN §7 fair share: the queue's tenant weights (sql/limits.ts). */
+  tenantWeights: string;
   schemaVersion: string;
 }
 
@@ -40,6 +46,9 @@ export function tableNames(prefix: string): TableNames {
     laneMarks: `${prefix}lane_marks`,
     queues: `${prefix}queues`,
     sweeps: `${prefix}sweeps`,
+    fairLevels: `${prefix}fair_levels`,
+    fairTags: `${prefix}fair_tags`,
+    tenantWeights: `${prefix}tenant_weights`,
     schemaVersion: `${prefix}schema_version`,
   };
 }

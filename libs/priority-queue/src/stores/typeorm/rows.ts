@@ -3,9 +3,12 @@ import { KEY_SEPARATOR, laneKey } from '../../core/admission';
 import type { Task, TaskStatus } from '../../core/task';
 import type { Row } from './db';
 
-/** Every column of a task row, in one SELECT list. */
+/**
+ * Every column of a task row, in one SELECT list. The last three are DESIGN §7's: k2 (the fair
+ * tag on a queue with fairness, order-columns.ts), boost_at, boost_priority.
+ */
 export const TASK_COLUMNS =
-  'seq, id, idempotency_key, type, payload, priority, run_at, deadline_at, created_at, status, staged, lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, lease_owner, lease_id, lease_until, result, error, external_id, next_poll_at, poll_errors, cancel_requested, updated_at, finished_at';
+  'seq, id, idempotency_key, type, payload, priority, run_at, deadline_at, created_at, status, staged, lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, lease_owner, lease_id, lease_until, result, error, external_id, next_poll_at, poll_errors, cancel_requested, updated_at, finished_at, k2, boost_at, boost_priority';
 
 /** pg returns bigint as string, mysql2 too (bigNumberStrings), better-sqlite3 as number. */
 export function num(v: unknown): number {
@@ -16,8 +19,13 @@ export function numOrNull(v: unknown): number | null {
   return v === null || v === undefined ? null : num(v);
 }
 
-function strOrNull(v: unknown): string | null {
+export function strOrNull(v: unknown): string | null {
   return v === null || v === undefined ? null : String(v);
+}
+
+/** A bigint column (number from better-sqlite3 when it fits a double, else bigint; string from pg / mysql2) as a decimal string. */
+export function fairTagOf(v: unknown): string {
+  return typeof v === 'bigint' ? v.toString() : typeof v === 'number' ? BigInt(v).toString() : String(v);
 }
 
 export function toJson(v: unknown): string | null {
@@ -30,7 +38,11 @@ function fromJson(v: unknown): unknown {
   return JSON.parse(String(v));
 }
 
-export function rowToTask(r: Row): Task {
+/**
+ * A task row as Task. `fair`: the queue has fairness (StoreContext.fair), so k2 is the task's
+ * fair tag (shown as a decimal string); else fairTag is null.
+ */
+export function rowToTask(r: Row, fair: boolean): Task {
   return {
     id: String(r.id),
     idempotencyKey: strOrNull(r.idempotency_key),
@@ -43,9 +55,9 @@ export function rowToTask(r: Row): Task {
     concurrencyKey: strOrNull(r.concurrency_key),
     runAt: num(r.run_at),
     deadlineAt: numOrNull(r.deadline_at),
-    boostAt: null,
-    boostPriority: null,
-    fairTag: null,
+    boostAt: numOrNull(r.boost_at),
+    boostPriority: numOrNull(r.boost_priority),
+    fairTag: fair ? fairTagOf(r.k2) : null,
     createdAt: num(r.created_at),
     seq: num(r.seq),
     status: String(r.status) as TaskStatus,

@@ -4,11 +4,12 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { LimitsSnapshot, LimitUpdate } from '../../core/admission';
-import { ConfigurationError, NotSupportedByStoreError, StoreClosedError, ValidationError } from '../../core/errors';
+import { ConfigurationError, StoreClosedError, ValidationError } from '../../core/errors';
 import { checkIdempotentBatch, payloadFingerprint } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { isKey, validateHistoryLimit, validateOrderOptions, validateTaskQuery } from '../../core/validation';
-import { FEATURE_TENANT_WEIGHT, refuseBoosts, refuseFairness } from '../../core/policies';
+import { refuseBoosts, refuseFairness, refuseWeights } from '../../core/policies';
+import type { Fairness } from '../../core/fairness';
 import { DEFAULT_HISTORY_LIMIT, type TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
 import type { TaskPage, TaskQuery } from '../../core/task-query';
@@ -59,7 +60,7 @@ import { claimPolls } from './sql/claim-polls';
 import { fencedWrite } from './sql/fenced-write';
 import { insertTasks } from './sql/insert-tasks';
 import { insertTasksPg } from './sql/insert-tasks.pg';
-import { notifyArgs, readLimits, setLimits } from './sql/limits';
+import { notifyArgs, readLimits, setLimits, setTenantWeight } from './sql/limits';
 import { purge } from './sql/purge';
 import { getTask, listTasks } from './sql/read-tasks';
 import { recoverExpired } from './sql/recover-expired';
@@ -119,9 +120,13 @@ const WATCHED_IDLE_POLL_MS = 120_000;
  */
 export class TypeOrmTaskStore implements TaskStore {
   readonly agingIntervalMs: number;
-  /** DESIGN §7 policies come to this store later: asking for them is NotSupportedByStoreError. */
-  readonly fairness = null;
-  readonly policies: StorePolicies = { fairness: false, boost: false };
+  /** DESIGN §7 fair share, fixed for the queue's life (recorded in `<prefix>queues` by init()). */
+  readonly fairness: Fairness | null;
+  /**
+   * The DESIGN §7 policies on this store's dialect (dialects/*.dialect.ts `policies`); one it
+   * lacks is refused with NotSupportedByStoreError.
+   */
+  readonly policies: StorePolicies;
   /** @internal The queue's table names (tablePrefix). */
   readonly tables: TableNames;
   readonly queue: string;
@@ -147,14 +152,16 @@ export class TypeOrmTaskStore implements TaskStore {
     const queue = options.queue ?? DEFAULT_QUEUE;
     if (!isKey(queue, MAX_QUEUE_LENGTH)) throw new ValidationError(Messages.badQueue(queue));
     const order = validateOrderOptions(options);
+    const dialect = dialectOf(options.dataSource);
+    this.policies = { ...dialect.policies };
     refuseFairness('TypeOrmTaskStore', this.policies, order.fairness);
     this.agingIntervalMs = order.agingIntervalMs;
+    this.fairness = order.fairness;
     this.queue = queue;
     this.dataSource = options.dataSource;
     this.runMigrations = options.migrate ?? true;
     this.tuneSqlite = options.tuneSqlite ?? true;
     this.tables = tableNames(prefix);
-    const dialect = dialectOf(options.dataSource);
     const h = createHash('sha1').update(`${prefix}\u0000${queue}`).digest();
     const rowLock =
       dialect.kind === 'mysql'
@@ -168,6 +175,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
     this.removing = dialect.kind === 'postgres' ? new RemovingCompleter(this.ctx) : null;
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
+    this.ctx.fair = this.fairness !== null;
     this.wakes = localWakes(options.dataSource, this.ctx.channel);
     const memoryDb = dialect.kind === 'sqlite' && (options.dataSource.options as { database?: unknown }).database === ':memory:';
     const wakePollMs = options.wakePollMs ?? (memoryDb ? 0 : DEFAULT_WAKE_POLL_MS);
@@ -194,14 +202,15 @@ export class TypeOrmTaskStore implements TaskStore {
     const c = this.ctx;
     const stored = await this.schemaDb.tx(async (x) => {
       const T = raw(c.t.queues);
-      let [r] = await q(x, sql`SELECT aging_interval_ms FROM ${T} WHERE queue = ${c.queue}`);
+      let [r] = await q(x, sql`SELECT aging_interval_ms, fairness FROM ${T} WHERE queue = ${c.queue}`);
       if (!r) {
-        await x.rows(...args(sql`INSERT INTO ${T} (queue, aging_interval_ms) VALUES (${c.queue}, ${this.agingIntervalMs})`));
-        r = { aging_interval_ms: this.agingIntervalMs };
+        await x.rows(...args(sql`INSERT INTO ${T} (queue, aging_interval_ms, fairness) VALUES (${c.queue}, ${this.agingIntervalMs}, ${this.fairness})`));
+        r = { aging_interval_ms: this.agingIntervalMs, fairness: this.fairness };
       }
-      return num(r.aging_interval_ms);
+      return { aging: num(r.aging_interval_ms), fairness: r.fairness === null || r.fairness === undefined ? null : String(r.fairness) };
     }, { queueLock: true });
-    if (stored !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored, this.agingIntervalMs));
+    if (stored.aging !== this.agingIntervalMs) throw new ValidationError(Messages.agingMismatch(this.queue, stored.aging, this.agingIntervalMs));
+    if (stored.fairness !== this.fairness) throw new ValidationError(Messages.fairnessMismatch(this.queue, stored.fairness, this.fairness));
     await addSweepRow(c);
   }
 
@@ -247,7 +256,7 @@ export class TypeOrmTaskStore implements TaskStore {
           const existing = new Map<string, Task>();
           if (keys.length > 0) {
             const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND idempotency_key IN (${list(keys)})`);
-            for (const r of rows) existing.set(String(r.idempotency_key), rowToTask(r));
+            for (const r of rows) existing.set(String(r.idempotency_key), rowToTask(r, c.fair));
           }
           // all or none: a key reused with another type, tenant or payload fails the batch before any write
           checkIdempotentBatch(tasks, (k) => {
@@ -263,9 +272,14 @@ export class TypeOrmTaskStore implements TaskStore {
               fresh.push(t);
             }
           }
-          const seqs = await insertTasks(x, c, now, fresh);
+          const inserted = await insertTasks(x, c, now, fresh);
           if (fresh.length > 0) await markStaged(x, c, now + Math.min(...fresh.map((t) => t.delayMs)));
-          const made = new Map<NewTask, Task>(fresh.map((t) => [t, newTaskRecord(t, now, seqs.get(t.id)!)]));
+          const made = new Map<NewTask, Task>(
+            fresh.map((t) => {
+              const { seq, fairTag } = inserted.get(t.id)!;
+              return [t, { ...newTaskRecord(t, now, seq), fairTag }];
+            }),
+          );
           if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));
           return tasks.map((t): CreateResult => {
             const own = made.get(t);
@@ -412,8 +426,8 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async setLimits(update: LimitUpdate): Promise<LimitsSnapshot> {
     this.open();
-    // no fairness on this store yet (TaskStore.policies)
-    if (update.kind === 'tenantWeight') throw new NotSupportedByStoreError(FEATURE_TENANT_WEIGHT, 'TypeOrmTaskStore');
+    refuseWeights('TypeOrmTaskStore', this.policies, update, this.fairness, this.queue);
+    if (update.kind === 'tenantWeight') return setTenantWeight(this.ctx, update); // for later creates: no claim to wake
     const snapshot = await setLimits(this.ctx, update); // PostgreSQL: NOTIFY in its transaction
     if (this.ctx.d.kind !== 'postgres') this.wakes.notify();
     return snapshot;

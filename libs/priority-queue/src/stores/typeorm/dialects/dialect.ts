@@ -4,12 +4,24 @@
  */
 export type DialectKind = 'postgres' | 'mysql' | 'sqlite';
 
+/** The DESIGN §7 policies the store implements on a dialect (TaskStore.policies). */
+export interface DialectPolicies {
+  readonly fairness: boolean;
+  readonly boost: boolean;
+}
+
 export interface Dialect {
   readonly kind: DialectKind;
   /** Expression of the server clock in epoch milliseconds (an integer). */
   readonly nowMs: string;
   /** `UPDATE ... RETURNING` and `DELETE ... RETURNING`. */
   readonly returning: boolean;
+  /**
+   * The DESIGN §7 policies the store implements on this dialect: the generic SQL path
+   * (MySQL / MariaDB, SQLite) has both; PostgreSQL's claim runs in PL/pgSQL functions that
+   * implement them separately, refused until they do.
+   */
+  readonly policies: DialectPolicies;
   /** Row locks (`FOR UPDATE`, `SKIP LOCKED`); SQLite has a single writer instead. */
   readonly rowLocks: boolean;
   /** SQL text with `?` placeholders rewritten for the driver. */

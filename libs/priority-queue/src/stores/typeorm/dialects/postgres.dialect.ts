@@ -5,6 +5,7 @@ export const postgresDialect: Dialect = {
   // statement_timestamp(): one value per statement, fresh for every statement of a transaction.
   nowMs: `(floor(extract(epoch from statement_timestamp()) * 1000))::bigint`,
   returning: true,
+  policies: { fairness: false, boost: false },
   rowLocks: true,
   placeholders(sql) {
     let n = 0;

@@ -32,9 +32,9 @@ export async function cancelTask(c: StoreContext, id: string): Promise<Task | nu
       await run(x, sql`UPDATE ${T} SET cancel_requested = 1, version = version + 1, updated_at = ${now} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
       if (c.d.kind === 'postgres') await x.rows(...notifyArgs(c)); // claimPolls finalises it: wake the workers
     } else {
-      return rowToTask(r);
+      return rowToTask(r, c.fair);
     }
     const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
-    return rowToTask(after);
+    return rowToTask(after, c.fair);
   });
 }

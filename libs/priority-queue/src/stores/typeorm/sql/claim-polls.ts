@@ -28,7 +28,7 @@ export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Ta
       req.owner,
       batchId,
     ]));
-    return rows.map(rowToTask).sort(byPoll);
+    return rows.map((r) => rowToTask(r, c.fair)).sort(byPoll);
   }
   return c.db.tx(async (x) => {
     const now = await c.now(x);
@@ -53,7 +53,7 @@ export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Ta
             skipLocked: true,
           })
         : [];
-    return [...canceled, ...due].map(rowToTask).sort(byPoll);
+    return [...canceled, ...due].map((r) => rowToTask(r, c.fair)).sort(byPoll);
   });
 }
 

@@ -88,7 +88,7 @@ export class CompleteBatcher {
     const byId = new Map(rows.map((r) => [String(r.id), r]));
     return items.map((p) => {
       const r = byId.get(p.fence.id);
-      return r ? rowToTask(r) : whyRejected(this.c, p.fence, { from: LIVE, op: 'complete' }).then((e) => Promise.reject(e));
+      return r ? rowToTask(r, this.c.fair) : whyRejected(this.c, p.fence, { from: LIVE, op: 'complete' }).then((e) => Promise.reject(e));
     });
   }
 

@@ -57,7 +57,7 @@ export async function completeRemoving(c: StoreContext, fence: Fence, outcome: C
     );
   }
   c.leased.delete(fence.id);
-  if (row) return rowToTask(row);
+  if (row) return rowToTask(row, c.fair);
   throw await whyRejected(c, fence, { from: LIVE, op: 'complete' });
 }
 
@@ -151,7 +151,7 @@ export class RemovingCompleter {
     for (const p of items) {
       c.leased.delete(p.fence.id);
       const r = byId.get(p.fence.id);
-      if (r) p.resolve(rowToTask(finishedRow(r, p.outcome)));
+      if (r) p.resolve(rowToTask(finishedRow(r, p.outcome), c.fair));
       else whyRejected(c, p.fence, { from: LIVE, op: 'complete' }).then(p.reject, p.reject);
     }
   }

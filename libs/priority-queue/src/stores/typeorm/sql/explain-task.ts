@@ -25,7 +25,7 @@ export async function explainTaskSql(c: StoreContext, id: string): Promise<TaskE
     if (!r) throw new TaskNotFoundError(id);
     const now = await c.now(x);
     const state = await admissionState(x, c);
-    return explainTask(rowToTask(r), now, state, async (admissible, cap) => {
+    return explainTask(rowToTask(r, c.fair), now, state, async (admissible, cap) => {
       const lanes = (await pendingLanes(x, c, now)).filter((l) => admissible(l.keys)).map((l) => l.laneKey);
       return countBefore(x, c, r, lanes, now, cap);
     });
@@ -63,7 +63,7 @@ async function admissionState(x: Exec, c: StoreContext): Promise<AdmissionState>
 /** Due PENDING_SUBMIT tasks of these lanes ranked before the task of row `r`, up to `cap`. */
 async function countBefore(x: Exec, c: StoreContext, r: Row, lanes: readonly string[], now: number, cap: number): Promise<number> {
   const T = raw(c.t.tasks);
-  const before = sql`(${raw(ORDER_COLUMNS)}) < ${orderTuple(c, orderOfRow(r))}`;
+  const before = sql`(${raw(ORDER_COLUMNS)}) < ${orderTuple(c, orderOfRow(r, c.fair))}`;
   let n = 0;
   for (const part of chunks(lanes, 500)) {
     for (const where of [sql`staged = 0`, sql`staged = 1 AND run_at <= ${now}`]) {

@@ -57,7 +57,7 @@ export async function fencedWrite(c: StoreContext, fence: Fence, w: FencedWrite)
       return r;
     }, { readCommitted: false });
   }
-  if (row) return rowToTask(row);
+  if (row) return rowToTask(row, c.fair);
   throw await whyRejected(c, fence, w);
 }
 

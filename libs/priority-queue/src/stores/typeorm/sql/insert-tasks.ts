@@ -1,8 +1,10 @@
+import { boostAtOf } from '../../../core/boost';
 import type { NewTask } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import type { Exec } from '../db';
 import { orderColumns } from '../order-columns';
 import { chunks, laneId, toJson } from '../rows';
+import { tagTasks } from './fair-tags';
 import { join, list, raw, sql, type Sql } from './sql';
 
 /**
@@ -13,26 +15,42 @@ import { join, list, raw, sql, type Sql } from './sql';
  * Locks: only the new rows. Two concurrent creates with the same idempotency key collide on the
  * unique index (queue, idempotency_key): the loser's transaction fails and the store retries it,
  * then finds the winner's task (and compares its type, tenant and payload: core/idempotency.ts).
+ * With fairness the batch is tagged first, in input order (sql/fair-tags.ts: the F rows of its
+ * tenants and levels are locked until the commit); a boost is kept as boost_at / boost_priority
+ * and boost_due (unfired) for the claims to fire (sql/apply-boosts.ts).
  */
 const COLUMNS = [
   'id', 'queue', 'idempotency_key', 'type', 'payload', 'priority', 'k1', 'k2', 'run_at', 'deadline_at', 'created_at',
   'status', 'staged', 'lane_key', 'provider_key', 'account_id', 'tenant_id', 'concurrency_key', 'version', 'attempts',
   'max_attempts', 'idempotent', 'lease_owner', 'lease_id', 'lease_until', 'result', 'error', 'external_id',
   'next_poll_at', 'poll_errors', 'cancel_requested', 'updated_at', 'finished_at', 'history_limit',
+  'boost_at', 'boost_priority', 'boost_due',
 ];
 
-export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, number>> {
+/** What a create wrote that the task record needs: its seq and, with fairness, its fair tag. */
+export interface Inserted {
+  seq: number;
+  fairTag: string | null;
+}
+
+export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, Inserted>> {
+  const out = new Map<string, Inserted>();
+  const tags = c.fair ? await tagTasks(x, c, tasks) : null;
+  const tagOf = new Map<NewTask, string>(tags ? tasks.map((t, i) => [t, tags[i].toString()]) : []);
   const seqs = new Map<string, number>();
   const rowsPerStatement = Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / COLUMNS.length);
   for (const part of chunks(tasks, rowsPerStatement)) {
     const values: Sql[] = part.map((n) => {
       const runAt = now + n.delayMs;
-      const { k1, k2 } = orderColumns({ priority: n.priority, runAt }, c.aging);
+      const fairTag = tagOf.get(n);
+      const { k1, k2 } = orderColumns({ priority: n.priority, runAt, fairTag }, c.aging, c.fair);
+      const boostAt = n.boost != null && n.timeoutMs !== null ? boostAtOf(now + n.timeoutMs, n.boost.beforeDeadlineMs) : null;
       const values = [
         n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), runAt,
         n.timeoutMs === null ? null : now + n.timeoutMs, now, 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
         n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
         null, null, null, null, 0, 0, now, null, c.historyLimit,
+        boostAt, boostAt === null ? null : n.boost!.priority, boostAt,
       ];
       return sql`(${list(values)})`;
     });
@@ -45,5 +63,6 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
       for (const r of got) seqs.set(String(r.id), Number(r.seq));
     }
   }
-  return seqs;
+  for (const t of tasks) out.set(t.id, { seq: seqs.get(t.id)!, fairTag: tagOf.get(t) ?? null });
+  return out;
 }

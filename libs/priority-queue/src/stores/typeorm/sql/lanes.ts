@@ -28,13 +28,14 @@ export interface LaneState {
   room?: LaneRoom;
 }
 
-const LANE_COLUMNS = 'lane_key, provider_key, account_id, tenant_id, concurrency_key, h_priority, h_run_at, h_created_at, h_seq, parked_on, parked_until';
+const LANE_COLUMNS = 'lane_key, provider_key, account_id, tenant_id, concurrency_key, h_priority, h2, h_run_at, h_created_at, h_seq, parked_on, parked_until';
 
-export function laneFromRow(r: Row): LaneState {
+/** A lane row as LaneState (`fair`: the queue has fairness, h2 is the head's fair tag). */
+export function laneFromRow(r: Row, fair: boolean): LaneState {
   return {
     laneKey: String(r.lane_key),
     keys: laneKeysOf(r),
-    head: r.h_seq === null || r.h_seq === undefined ? null : orderOfRow(r, 'h_'),
+    head: r.h_seq === null || r.h_seq === undefined ? null : orderOfRow(r, fair, 'h_'),
     parkedOn: r.parked_on === null || r.parked_on === undefined ? null : String(r.parked_on),
     parkedUntil: numOrNull(r.parked_until),
     dirty: false,
@@ -64,7 +65,7 @@ export async function lanesByKey(x: Exec, c: StoreContext, keys: readonly string
   const out = new Map<string, LaneState>();
   for (const part of chunks(keys, 500)) {
     const rows = await q(x, sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND lane_key IN (${list(part)})`);
-    for (const r of rows) out.set(String(r.lane_key), laneFromRow(r));
+    for (const r of rows) out.set(String(r.lane_key), laneFromRow(r, c.fair));
   }
   return out;
 }
@@ -87,7 +88,7 @@ export function writeLanesSql(c: StoreContext, lanes: Iterable<LaneState>): Sql[
   for (const part of chunks(dirty, 500)) {
     const values: Sql[] = part.map((l) => {
       const h = l.head;
-      const k = h ? orderColumns(h, c.aging) : null;
+      const k = h ? orderColumns(h, c.aging, c.fair) : null;
       return sql`(${list([
         c.queue, l.laneKey, l.keys.provider_key, l.keys.account_id, l.keys.tenant_id, l.keys.concurrency_key,
         isReady(l) ? 1 : 0, k ? c.big(k.k1) : null, k ? c.big(k.k2) : null, h?.runAt ?? null, h?.createdAt ?? null,

@@ -1,10 +1,11 @@
 import { accountKey, emptyLimits, KEY_SEPARATOR, type LimitsSnapshot, type LimitUpdate } from '../../../core/admission';
-import type { StoreContext } from '../context';
+import { tenantKeyOf } from '../../../core/fairness';
+import { q, run, type StoreContext } from '../context';
 import type { Exec } from '../db';
 import { rk } from '../rows';
 import { unparkAll } from './apply-releases';
 import { allResources, loadResources, writeResources, type Resource } from './resources';
-import { sql } from './sql';
+import { raw, sql } from './sql';
 
 export function snapshotOf(resources: readonly Resource[]): LimitsSnapshot {
   const s = emptyLimits();
@@ -26,7 +27,39 @@ export function snapshotOf(resources: readonly Resource[]): LimitsSnapshot {
 }
 
 export async function readLimits(x: Exec, c: StoreContext): Promise<LimitsSnapshot> {
-  return snapshotOf(await allResources(x, c));
+  const s = snapshotOf(await allResources(x, c));
+  if (c.fair) s.tenantWeights = await readTenantWeights(x, c);
+  return s;
+}
+
+/** The queue's tenant weights (DESIGN §7; only a queue with fairness has any). */
+async function readTenantWeights(x: Exec, c: StoreContext): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const r of await q(x, sql`SELECT tenant_key, weight FROM ${raw(c.t.tenantWeights)} WHERE queue = ${c.queue} ORDER BY tenant_key`)) {
+    out[String(r.tenant_key)] = Number(r.weight);
+  }
+  return out;
+}
+
+/**
+ * setLimits({ kind: 'tenantWeight' }) on a queue with fairness: upserts (null: deletes) the
+ * tenant's row of `<prefix>tenant_weights`. It applies to tasks created afterwards (creates read
+ * the weights of their tenants in their own transaction, sql/fair-tags.ts), so it needs no queue
+ * lock. Locks: the weight row.
+ */
+export async function setTenantWeight(c: StoreContext, u: Extract<LimitUpdate, { kind: 'tenantWeight' }>): Promise<LimitsSnapshot> {
+  return c.db.tx(async (x) => {
+    const W = raw(c.t.tenantWeights);
+    const key = tenantKeyOf(u.tenantId);
+    if (u.weight === null) await run(x, sql`DELETE FROM ${W} WHERE queue = ${c.queue} AND tenant_key = ${key}`);
+    else {
+      await run(
+        x,
+        sql`INSERT INTO ${W} (queue, tenant_key, weight) VALUES (${c.queue}, ${key}, ${u.weight}) ${raw(c.d.onConflictUpdate(['queue', 'tenant_key'], ['weight']))}`,
+      );
+    }
+    return readLimits(x, c);
+  });
 }
 
 /**

@@ -36,7 +36,7 @@ async function merge(x: Exec, c: StoreContext, now: number): Promise<number> {
   const best = new Map<string, { order: OrderFields; row: (typeof rows)[number] }>();
   for (const r of rows) {
     const key = String(r.lane_key);
-    const order = orderOfRow(r);
+    const order = orderOfRow(r, c.fair);
     const cur = best.get(key);
     if (!cur || compareOrder(order, cur.order, c.aging) < 0) best.set(key, { order, row: r });
   }
@@ -45,7 +45,7 @@ async function merge(x: Exec, c: StoreContext, now: number): Promise<number> {
   for (const [key, { order, row }] of best) {
     let lane = lanes.get(key);
     if (!lane) {
-      lane = laneFromRow({ ...laneKeysOf(row), lane_key: key, h_seq: null, parked_on: null, parked_until: null });
+      lane = laneFromRow({ ...laneKeysOf(row), lane_key: key, h_seq: null, parked_on: null, parked_until: null }, c.fair);
       lanes.set(key, lane);
     }
     if (lane.head === null || compareOrder(order, lane.head, c.aging) < 0) {

@@ -31,7 +31,7 @@ export async function queryTasks(c: StoreContext, query: ResolvedTaskQuery): Pro
     return c.db.tx(async (x) => {
       const now = await c.now(x);
       const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND (id = ${query.search} OR idempotency_key = ${query.search})`);
-      return searchPage(rows.map(rowToTask), query, now, c.aging);
+      return searchPage(rows.map((r) => rowToTask(r, c.fair)), query, now, c.aging);
     });
   }
   return c.db.tx(async (x) => {
@@ -68,7 +68,7 @@ async function seqPage(x: Exec, c: StoreContext, query: ResolvedTaskQuery, want:
     (w, i) => sql`SELECT * FROM (SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${w}${before}${filters(query)} ORDER BY seq DESC LIMIT ${raw(String(want))}) s${raw(String(i))}`,
   );
   const rows = await q(x, join(parts, ' UNION ALL '));
-  return rows.map(rowToTask).sort((a, b) => b.seq - a.seq).slice(0, want);
+  return rows.map((r) => rowToTask(r, c.fair)).sort((a, b) => b.seq - a.seq).slice(0, want);
 }
 
 async function pendingPage(x: Exec, c: StoreContext, query: ResolvedTaskQuery, now: number, want: number): Promise<Task[]> {
@@ -115,7 +115,7 @@ async function pendingPage(x: Exec, c: StoreContext, query: ResolvedTaskQuery, n
       sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at > ${now}${from}${filters(query)}
         ORDER BY run_at, seq LIMIT ${raw(String(want - out.length))}`,
     );
-    out.push(...later.map(rowToTask));
+    out.push(...later.map((r) => rowToTask(r, c.fair)));
   }
   return out;
 }
@@ -160,7 +160,7 @@ async function budgetedPendingPage(x: Exec, c: StoreContext, query: ResolvedTask
     reads.push(sql`SELECT * FROM (${cols(lanes.length, ok)} WHERE ${pending} AND staged = 1 AND run_at <= ${now}${after} ORDER BY ${raw(ORDER)} LIMIT ${raw(String(budget))}) st`);
     const rows: Array<{ group: string; id: string; key: OrderFields; ok: boolean }> = [];
     for (const part of chunks(reads, 200)) {
-      for (const r of await q(x, join(part, ' UNION ALL '))) rows.push({ group: String(num(r.rd)), id: String(r.id), key: orderOfRow(r), ok: num(r.ok) === 1 });
+      for (const r of await q(x, join(part, ' UNION ALL '))) rows.push({ group: String(num(r.rd)), id: String(r.id), key: orderOfRow(r, c.fair), ok: num(r.ok) === 1 });
     }
     // the frontier: the lowest last key of a read that used its whole budget
     const perRead = new Map<string, { n: number; last: OrderFields }>();
@@ -214,7 +214,7 @@ async function tasksByIds(x: Exec, c: StoreContext, ids: readonly string[]): Pro
   const out: Task[] = [];
   const inQueue = c.d.kind === 'postgres' ? sql`queue || '' = ${c.queue}` : sql`queue = ${c.queue}`;
   for (const part of chunks(ids, 500)) {
-    out.push(...(await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${inQueue} AND id IN (${list(part)})`)).map(rowToTask));
+    out.push(...(await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${inQueue} AND id IN (${list(part)})`)).map((r) => rowToTask(r, c.fair)));
   }
   return out;
 }

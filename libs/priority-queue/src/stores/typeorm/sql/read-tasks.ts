@@ -10,7 +10,7 @@ import { join, raw, sql } from './sql';
 export async function getTask(c: StoreContext, id: string): Promise<Task | null> {
   const s = sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${byId(c, id)}`;
   const [r] = c.pg ? await c.pg.rows(c.d.placeholders(s.text), s.params) : await c.db.rows(s.text, s.params);
-  return r ? rowToTask(r) : null;
+  return r ? rowToTask(r, c.fair) : null;
 }
 
 /**
@@ -25,5 +25,5 @@ export async function listTasks(c: StoreContext, query: ListQuery): Promise<Task
   const tail = sql`AND seq > ${query.afterSeq ?? -1} ORDER BY seq LIMIT ${raw(String(limit))}`;
   const parts = statusSources(c, [query.status]).map((w) => sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${w} ${tail}`);
   const s = parts.length === 1 ? parts[0] : sql`SELECT * FROM (${join(parts.map((p) => sql`(${p})`), ' UNION ALL ')}) s ORDER BY seq LIMIT ${raw(String(limit))}`;
-  return (await c.db.rows(s.text, s.params)).map(rowToTask);
+  return (await c.db.rows(s.text, s.params)).map((r) => rowToTask(r, c.fair));
 }

@@ -155,5 +155,5 @@ function joinSql(parts: ReturnType<typeof sql>[]) {
 
 async function reread(x: Exec, c: StoreContext, r: Row): Promise<Task> {
   const [row] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${raw(c.t.tasks)} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
-  return rowToTask(row);
+  return rowToTask(row, c.fair);
 }

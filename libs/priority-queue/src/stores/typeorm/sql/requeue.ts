@@ -4,7 +4,7 @@ import { isRetryable, RETRYABLE_STATUSES } from '../../../core/requeue';
 import { TaskStatus, type Transition } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
 import { orderColumns } from '../order-columns';
-import { num, rowToTask, TASK_COLUMNS } from '../rows';
+import { fairTagOf, num, rowToTask, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { notifyArgs } from './limits';
 import { keyColumn, keyOf } from './row-key';
@@ -30,7 +30,7 @@ export async function requeue(c: StoreContext, id: string): Promise<Transition> 
     const from = String(r.status) as TaskStatus;
     if (!isRetryable(from)) throw new InvalidStateError(Messages.cannotRetry(id, from));
     const now = await c.now(x);
-    const { k1, k2 } = orderColumns({ priority: num(r.priority), runAt: now }, c.aging);
+    const { k1, k2 } = orderColumns({ priority: num(r.priority), runAt: now, fairTag: fairTagOf(r.k2) }, c.aging, c.fair) // keeps its fair tag;
     const changed = await run(
       x,
       sql`UPDATE ${T} SET status = 'PENDING_SUBMIT', staged = 1, run_at = ${now}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)},
@@ -44,6 +44,6 @@ export async function requeue(c: StoreContext, id: string): Promise<Transition> 
     await markStaged(x, c, now);
     if (c.d.kind === 'postgres') await x.rows(...notifyArgs(c));
     const [after] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE ${keyColumn(c)} = ${keyOf(c, r)}`);
-    return { task: rowToTask(after), from, to: TaskStatus.PENDING_SUBMIT };
+    return { task: rowToTask(after, c.fair), from, to: TaskStatus.PENDING_SUBMIT };
   });
 }

@@ -34,3 +34,13 @@ SET @pq_ddl = CONCAT('ALTER TABLE {{prefix}}resources MODIFY rkey VARCHAR(520) C
 PREPARE pq_ddl FROM @pq_ddl;
 EXECUTE pq_ddl;
 DEALLOCATE PREPARE pq_ddl;
+
+SET @pq_ddl = CONCAT('ALTER TABLE {{prefix}}fair_tags MODIFY tenant_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE ', @pq_collation, ' NOT NULL');
+PREPARE pq_ddl FROM @pq_ddl;
+EXECUTE pq_ddl;
+DEALLOCATE PREPARE pq_ddl;
+
+SET @pq_ddl = CONCAT('ALTER TABLE {{prefix}}tenant_weights MODIFY tenant_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE ', @pq_collation, ' NOT NULL');
+PREPARE pq_ddl FROM @pq_ddl;
+EXECUTE pq_ddl;
+DEALLOCATE PREPARE pq_ddl;

@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
   finished_at BIGINT NULL,
   history LONGTEXT NULL,
   history_limit SMALLINT NOT NULL DEFAULT 0,
+  boost_at BIGINT NULL,
+  boost_priority INT NULL,
+  boost_due BIGINT NULL,
   UNIQUE KEY {{prefix}}tasks_id (id),
   UNIQUE KEY {{prefix}}tasks_idem (queue, idempotency_key),
   KEY {{prefix}}tasks_lane (status, staged, queue, lane_key, k1, k2, run_at, created_at),
@@ -55,7 +58,8 @@ CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
   KEY {{prefix}}tasks_cancel (cancel_requested, status, queue),
   KEY {{prefix}}tasks_list (queue, status, seq),
   KEY {{prefix}}tasks_trim (queue, type, status, finished_at),
-  KEY {{prefix}}tasks_finished (queue, finished_at)
+  KEY {{prefix}}tasks_finished (queue, finished_at),
+  KEY {{prefix}}tasks_boost_due (queue, boost_due)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS {{prefix}}lanes (
@@ -112,7 +116,8 @@ CREATE TABLE IF NOT EXISTS {{prefix}}stage_marks (
 
 CREATE TABLE IF NOT EXISTS {{prefix}}queues (
   queue VARCHAR(64) NOT NULL PRIMARY KEY,
-  aging_interval_ms BIGINT NOT NULL
+  aging_interval_ms BIGINT NOT NULL,
+  fairness VARCHAR(16) NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
@@ -122,4 +127,28 @@ CREATE TABLE IF NOT EXISTS {{prefix}}sweeps (
   queue VARCHAR(64) NOT NULL PRIMARY KEY,
   lease_until BIGINT NOT NULL,
   owner VARCHAR(255) NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- DESIGN §7 fair share (postgres/1-tables.sql explains them): V[p], F[t,p], tenant weights.
+-- tenant_key gets the NO PAD binary collation in 1-key-collation.sql like the other key columns.
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_levels (
+  queue VARCHAR(64) NOT NULL,
+  priority INT NOT NULL,
+  vtime BIGINT NOT NULL,
+  PRIMARY KEY (queue, priority)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_tags (
+  queue VARCHAR(64) NOT NULL,
+  tenant_key VARCHAR(255) NOT NULL,
+  priority INT NOT NULL,
+  finish BIGINT NOT NULL,
+  PRIMARY KEY (queue, tenant_key, priority)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS {{prefix}}tenant_weights (
+  queue VARCHAR(64) NOT NULL,
+  tenant_key VARCHAR(255) NOT NULL,
+  weight INT NOT NULL,
+  PRIMARY KEY (queue, tenant_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

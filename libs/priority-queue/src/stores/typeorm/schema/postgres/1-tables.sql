@@ -10,6 +10,11 @@
 -- (core/order-key.ts). staged = 1 while a PENDING_SUBMIT task is not merged into its lane yet
 -- (delayed, retried, re-prioritised); the claim merges every due staged task before it picks.
 -- history / history_limit: per-task transitions, kept by the trigger of 1-task-history.sql.
+-- With fairness: 'tenant' (DESIGN §7, the queue's queues.fairness) k1 = -priority and k2 = the
+-- task's fair tag (core/fairness.ts): no aging then, so the same index orders priority desc, tag.
+-- boost_at / boost_priority: the task's deadline boost as Task shows it (core/boost.ts, fixed at
+-- create); boost_due = boost_at while the boost has not fired, NULL once it fired (whatever the
+-- task's status then: a boost fires once), so tasks_boost_due holds only the unfired boosts.
 --
 -- Hot indexes hold only live rows (partial): a create, a claim and a complete change status,
 -- so each is a non-HOT write that adds an entry to every index whose predicate its new row
@@ -51,6 +56,9 @@ CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
   finished_at bigint NULL,
   history text NULL,
   history_limit smallint NOT NULL DEFAULT 0,
+  boost_at bigint NULL,
+  boost_priority integer NULL,
+  boost_due bigint NULL,
   CONSTRAINT {{prefix}}tasks_pkey PRIMARY KEY (id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {{prefix}}tasks_idem ON {{prefix}}tasks (queue, idempotency_key) WHERE idempotency_key IS NOT NULL;
@@ -65,6 +73,8 @@ CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, f
 -- The removal trim (removeOnComplete / removeOnFail with a count or an age, sql/complete-removing.ts):
 -- the finished tasks of one type and status, newest first, without reading the other types'.
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_trim ON {{prefix}}tasks (queue, type, status, finished_at, seq) WHERE finished_at IS NOT NULL;
+-- the claim's due boosts, in (boost_due, seq) order (DESIGN §7)
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_boost_due ON {{prefix}}tasks (queue, boost_due) WHERE boost_due IS NOT NULL;
 -- list() and stats() by status (sql/by-status.ts). Keyed by an expression only they write, so no
 -- hot query can pick it: a plain (queue, status, seq) index matches two equality columns of
 -- every hot query, and on a table without statistics the planner sometimes walked a whole
@@ -144,8 +154,18 @@ CREATE TABLE IF NOT EXISTS {{prefix}}lane_marks (
 );
 CREATE INDEX IF NOT EXISTS {{prefix}}lane_marks_queue ON {{prefix}}lane_marks (queue, id);
 
--- queues: per-queue settings (the aging interval every order key depends on).
-CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue varchar(64) PRIMARY KEY, aging_interval_ms bigint NOT NULL);
+-- queues: per-queue settings (the aging interval every order key depends on; fairness
+-- 'tenant' or NULL), fixed for the queue's life: init() refuses a store whose options differ.
+CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue varchar(64) PRIMARY KEY, aging_interval_ms bigint NOT NULL, fairness varchar(16) NULL);
+
+-- DESIGN §7 fair share (core/fairness.ts), for queues with fairness 'tenant':
+-- fair_levels: V[p], the virtual time of each priority level (absent = 0); claims advance it.
+-- fair_tags: F[t,p], the finish tag of each tenant and level (absent = 0; tenant_key '' = the
+--   tasks without a tenant); creates and re-tags write it; a row at or below V[p] may go.
+-- tenant_weights: setLimits({ kind: 'tenantWeight' }) (absent = weight 1).
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_levels (queue varchar(64) NOT NULL, priority integer NOT NULL, vtime bigint NOT NULL, PRIMARY KEY (queue, priority));
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_tags (queue varchar(64) NOT NULL, tenant_key varchar(255) NOT NULL, priority integer NOT NULL, finish bigint NOT NULL, PRIMARY KEY (queue, tenant_key, priority));
+CREATE TABLE IF NOT EXISTS {{prefix}}tenant_weights (queue varchar(64) NOT NULL, tenant_key varchar(255) NOT NULL, weight integer NOT NULL, PRIMARY KEY (queue, tenant_key));
 
 -- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
 -- sweep that found work keeps the queue's other workers from sweeping, and who took it. init()

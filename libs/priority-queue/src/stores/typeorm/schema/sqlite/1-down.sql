@@ -6,5 +6,8 @@ DROP TABLE IF EXISTS {{prefix}}resources;
 DROP TABLE IF EXISTS {{prefix}}lanes;
 DROP TABLE IF EXISTS {{prefix}}tasks;
 DROP TABLE IF EXISTS {{prefix}}sweeps;
+DROP TABLE IF EXISTS {{prefix}}fair_levels;
+DROP TABLE IF EXISTS {{prefix}}fair_tags;
+DROP TABLE IF EXISTS {{prefix}}tenant_weights;
 DROP TABLE IF EXISTS {{prefix}}queues;
 DROP TABLE IF EXISTS {{prefix}}schema_version;

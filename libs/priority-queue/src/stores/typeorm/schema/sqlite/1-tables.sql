@@ -39,7 +39,10 @@ CREATE TABLE IF NOT EXISTS {{prefix}}tasks (
   updated_at INTEGER NOT NULL,
   finished_at INTEGER NULL,
   history TEXT NULL,
-  history_limit INTEGER NOT NULL DEFAULT 0
+  history_limit INTEGER NOT NULL DEFAULT 0,
+  boost_at INTEGER NULL,
+  boost_priority INTEGER NULL,
+  boost_due INTEGER NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {{prefix}}tasks_id ON {{prefix}}tasks (id);
 CREATE UNIQUE INDEX IF NOT EXISTS {{prefix}}tasks_idem ON {{prefix}}tasks (queue, idempotency_key) WHERE idempotency_key IS NOT NULL;
@@ -57,6 +60,7 @@ CREATE INDEX IF NOT EXISTS {{prefix}}tasks_list ON {{prefix}}tasks (queue, statu
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, finished_at) WHERE finished_at IS NOT NULL;
 -- The removal trim (removeOnComplete / removeOnFail with a count or an age, sql/complete-removing.ts).
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_trim ON {{prefix}}tasks (queue, type, status, finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS {{prefix}}tasks_boost_due ON {{prefix}}tasks (queue, boost_due) WHERE boost_due IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS {{prefix}}lanes (
   queue TEXT NOT NULL,
@@ -97,7 +101,12 @@ CREATE TABLE IF NOT EXISTS {{prefix}}resources (
 CREATE TABLE IF NOT EXISTS {{prefix}}releases (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, lane_key TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS {{prefix}}releases_queue ON {{prefix}}releases (queue, id);
 
-CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue TEXT PRIMARY KEY, aging_interval_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS {{prefix}}queues (queue TEXT PRIMARY KEY, aging_interval_ms INTEGER NOT NULL, fairness TEXT NULL);
+
+-- DESIGN §7 fair share (postgres/1-tables.sql explains them): V[p], F[t,p], tenant weights.
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_levels (queue TEXT NOT NULL, priority INTEGER NOT NULL, vtime INTEGER NOT NULL, PRIMARY KEY (queue, priority));
+CREATE TABLE IF NOT EXISTS {{prefix}}fair_tags (queue TEXT NOT NULL, tenant_key TEXT NOT NULL, priority INTEGER NOT NULL, finish INTEGER NOT NULL, PRIMARY KEY (queue, tenant_key, priority));
+CREATE TABLE IF NOT EXISTS {{prefix}}tenant_weights (queue TEXT NOT NULL, tenant_key TEXT NOT NULL, weight INTEGER NOT NULL, PRIMARY KEY (queue, tenant_key));
 
 -- sweeps: per queue, the sweep lease (sql/sweep-lease.ts): the store time until which the last
 -- sweep that found work keeps the queue's other workers from sweeping, and who took it. init()
