@@ -62,8 +62,8 @@ export async function openDatabase(name: DialectName): Promise<OpenDatabase> {
  */
 export const TYPEORM_POLICIES: Record<DialectName, StorePolicies> = {
   postgres: { fairness: false, boost: false },
-  mariadb: { fairness: false, boost: false },
-  sqlite: { fairness: false, boost: false },
+  mariadb: { fairness: true, boost: true },
+  sqlite: { fairness: true, boost: true },
 };
 
 /**

@@ -130,6 +130,10 @@ export function compareListed(a: Task, b: Task, status: TaskStatus, now: number,
 /** The position right after `t` in a query of `status` at store time `now`. */
 export function positionAfter(t: Task, status: TaskStatus, now: number): QueryPosition {
   if (status !== TaskStatus.PENDING_SUBMIT) return { phase: 'seq', before: t.seq };
-  if (t.runAt <= now) return { phase: 'due', after: { priority: t.priority, runAt: t.runAt, createdAt: t.createdAt, seq: t.seq } };
+  if (t.runAt <= now) {
+    const after: OrderFields = { priority: t.priority, runAt: t.runAt, createdAt: t.createdAt, seq: t.seq };
+    if (t.fairTag != null) after.fairTag = t.fairTag; // DESIGN §7: the tag is part of the order
+    return { phase: 'due', after };
+  }
   return { phase: 'later', runAt: t.runAt, seq: t.seq };
 }

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { compareOrder } from '../../core/order-key';
 import { selectClaims } from './claim-loop';
 import { TaskStatus, type Task } from '../../core/task';
-import type { ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
+import type { BoostedTask, ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
 import { admissionKeys } from './lane-admission';
-import { laneKeysOf, rowToTask } from './rows';
+import { fairTagOf, laneKeysOf, num, rowToTask } from './rows';
+import { applyDueBoosts } from './sql/apply-boosts';
+import { advanceVirtualTimes } from './sql/fair-tags';
 import { takeReleases, unparkDueRate } from './sql/apply-releases';
 import { timeOutDueCandidates } from './sql/claim-timeouts';
 import { laneTasks, readyLanes, writeLanes, type LaneState } from './sql/lanes';
@@ -19,6 +21,7 @@ import { loadResources, writeResources, type Resource } from './sql/resources';
  * claimSubmissions (DESIGN §2–§3, LANES.md): ONE short transaction per batch, serialised per
  * queue by the queue lock, so the start order is exact under any number of workers.
  *
+ * 0. due deadline boosts fire (DESIGN §7, sql/apply-boosts.ts): raised tasks are staged again;
  * 1. due candidates past their deadline -> TIMED_OUT (no admission, no token);
  * 2. slots released since the last claim -> counters, lanes parked on them -> ready;
  * 3. lanes whose rate token is due -> ready;
@@ -27,7 +30,8 @@ import { loadResources, writeResources, type Resource } from './sql/resources';
  *    is a lower bound); the first limit without room parks the lane (once per blocking event:
  *    no refused candidate is read again by later claims until its resource frees); else its
  *    head is claimed, one unit of each of its limits is taken, and the lane is re-keyed;
- * 6. write lanes, counters and the claimed rows.
+ * 6. write lanes, counters and the claimed rows; with fairness V[p] advances to the claimed
+ *    tags (sql/fair-tags.ts).
  * The claimed task is always the first admissible candidate: every lane with a better head
  * has just been shown to be blocked.
  */
@@ -37,6 +41,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       const batchId = randomUUID();
       const now = await c.now(x);
       const todo = await preparationDue(x, c, now);
+      const boosted: BoostedTask[] = todo.boosts && c.d.policies.boost ? await applyDueBoosts(x, c, now) : [];
       const timedOut = todo.timeouts ? (await timeOutDueCandidates(x, c, now)).map((r) => rowToTask(r, c.fair)) : [];
       const resources = new Map<string, Resource>();
       const freed = todo.releases ? await takeReleases(x, c) : new Map<string, number>();
@@ -49,7 +54,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
         }
       }
       if (todo.rate) await unparkDueRate(x, c, now);
-      if (todo.staged) await mergeDueStaged(x, c, now);
+      if (todo.staged || boosted.length > 0) await mergeDueStaged(x, c, now);
 
       const lanes = new Map<string, LaneState>();
       const claimed = await selectClaims(
@@ -72,6 +77,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       await writeResources(x, c, resources.values(), true);
       const leaseUntil = now + req.leaseMs;
       await markClaimed(x, c, claimed.map((r) => Number(r.seq)), req.owner, batchId, leaseUntil, now);
+      if (c.fair) await advanceVirtualTimes(x, c, claimed.map((r) => ({ priority: num(r.priority), tag: BigInt(fairTagOf(r.k2)) })));
       const tasks: Task[] = claimed.map((r) => ({
         ...rowToTask(r, c.fair),
         status: TaskStatus.SUBMITTING,
@@ -83,7 +89,9 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Prom
       }));
       const wake = claimed.length < req.limit ? await nextWakeAt(x, c) : null;
       timedOut.sort((a, b) => compareOrder(a, b, c.aging));
-      return { claimed: tasks, timedOut, nextWakeAt: wake };
+      const out: SubmissionClaim = { claimed: tasks, timedOut, nextWakeAt: wake };
+      if (boosted.length > 0) out.boosted = boosted;
+      return out;
     },
     { queueLock: true },
   );

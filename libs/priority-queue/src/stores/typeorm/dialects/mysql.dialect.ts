@@ -6,7 +6,7 @@ export const mysqlDialect: Dialect = {
   // NOW(3): one value per statement (the statement start).
   nowMs: `CAST(ROUND(UNIX_TIMESTAMP(NOW(3)) * 1000) AS SIGNED)`,
   returning: false,
-  policies: { fairness: false, boost: false },
+  policies: { fairness: true, boost: true },
   rowLocks: true,
   placeholders: (sql) => sql,
   castBigint: (expr) => `CAST(${expr} AS SIGNED)`,

@@ -5,7 +5,7 @@ export const sqliteDialect: Dialect = {
   kind: 'sqlite',
   nowMs: `CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)`,
   returning: true,
-  policies: { fairness: false, boost: false },
+  policies: { fairness: true, boost: true },
   rowLocks: false,
   placeholders: (sql) => sql,
   castBigint: (expr) => `CAST(${expr} AS INTEGER)`,
