@@ -95,4 +95,20 @@ describe.each(DIALECTS)('TypeORM store on %s: fair share and deadline boosts at 
     }
     await store.close();
   });
+
+  it('concurrent creates of one tenant and level (20 calls at once over the pool) never repeat a tag', async () => {
+    const clock = new ManualClock(T0);
+    const store: TaskStore = await factory.create({ clock, fairness: 'tenant' });
+    await store.init();
+    let n = 0;
+    const task = (tenantId: string): NewTask => ({
+      id: `c${++n}`, idempotencyKey: null, type: 'job', payload: null, priority: 0, providerKey: 'p', accountId: null, tenantId,
+      concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 1, idempotent: true,
+    });
+    const made = (await Promise.all(Array.from({ length: 20 }, (_, i) => store.create([task('a'), task(i % 2 ? 'b' : 'a'), task('a')])))).flat();
+    const tagsOf = (t: string) => made.filter((m) => m.task.tenantId === t).map((m) => BigInt(m.task.fairTag!)).sort((x, y) => (x < y ? -1 : 1));
+    expect(tagsOf('a')).toEqual(Array.from({ length: 50 }, (_, i) => BigInt((i + 1) * 1_000_000)));
+    expect(tagsOf('b')).toEqual(Array.from({ length: 10 }, (_, i) => BigInt((i + 1) * 1_000_000)));
+    await store.close();
+  });
 });
