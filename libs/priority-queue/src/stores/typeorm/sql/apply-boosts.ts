@@ -1,4 +1,5 @@
 import { boostedPriority } from '../../../core/boost';
+import type { TaskStatus } from '../../../core/task';
 import type { BoostedTask } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
@@ -37,7 +38,7 @@ export async function applyDueBoosts(x: Exec, c: StoreContext, now: number): Pro
     if (rows.length === 0) break;
     const raised: Array<{ row: Row; to: number }> = [];
     for (const r of rows) {
-      const to = boostedPriority({ status: rowToTask(r, false).status, priority: num(r.priority), boostPriority: num(r.boost_priority) });
+      const to = boostedPriority({ status: String(r.status) as TaskStatus, priority: num(r.priority), boostPriority: num(r.boost_priority) });
       if (to !== null) raised.push({ row: r, to });
     }
     const tags = c.fair ? await tagTasks(x, c, raised.map(({ row, to }) => ({ tenantId: row.tenant_id === null ? null : String(row.tenant_id), priority: to }))) : null;

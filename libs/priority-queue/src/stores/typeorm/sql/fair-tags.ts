@@ -8,7 +8,7 @@ import { join, list, raw, sql, type Sql } from './sql';
 /**
  * DESIGN §7 fair share on the generic SQL path (MySQL / MariaDB, SQLite; the rules are core's:
  * core/fairness.ts nextFinishTag, advanceVirtualTime). V[p] lives in `<prefix>fair_levels`,
- * F[t,p] in `<prefix>fair_tags`, the weights in `<prefix>tenant_weights` (schema/*\/1-tables.sql).
+ * F[t,p] in `<prefix>fair_tags`, the weights in `<prefix>tenant_weights` (schema/<dialect>/1-tables.sql).
  *
  * Tagging (create, a priority change to another level, a boost) runs in the caller's
  * transaction: (1) the F rows of the batch's (tenant, level) pairs are made to exist and (2) are

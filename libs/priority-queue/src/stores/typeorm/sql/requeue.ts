@@ -30,7 +30,8 @@ export async function requeue(c: StoreContext, id: string): Promise<Transition> 
     const from = String(r.status) as TaskStatus;
     if (!isRetryable(from)) throw new InvalidStateError(Messages.cannotRetry(id, from));
     const now = await c.now(x);
-    const { k1, k2 } = orderColumns({ priority: num(r.priority), runAt: now, fairTag: fairTagOf(r.k2) }, c.aging, c.fair) // keeps its fair tag;
+    // a requeued task keeps its fair tag (DESIGN §7: tags change only with the level)
+    const { k1, k2 } = orderColumns({ priority: num(r.priority), runAt: now, fairTag: fairTagOf(r.k2) }, c.aging, c.fair);
     const changed = await run(
       x,
       sql`UPDATE ${T} SET status = 'PENDING_SUBMIT', staged = 1, run_at = ${now}, k1 = ${c.big(k1)}, k2 = ${c.big(k2)},
