@@ -1,6 +1,8 @@
 import type { NewTask } from '../../../core/task';
 import type { StoreContext } from '../context';
+import { orderColumnsSql } from '../order-columns';
 import { laneId } from '../rows';
+import { raw, sql } from './sql';
 
 /**
  * create() on PostgreSQL for a batch without idempotency keys: ONE statement (its own
@@ -36,56 +38,36 @@ export async function insertTasksPg(
     return id;
   });
   const marked = [...lanes.values()];
-  const marks = `,
-    mk AS (INSERT INTO ${c.t.laneMarks} (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key,
-        k1, k2, run_at, created_at, seq, priority)
-      SELECT $2, m.lane, m.provider, m.account, m.tenant, m.ckey, i.k1, i.k2, i.run_at, i.created_at, i.seq, i.priority
-      FROM unnest($19::varchar[], $20::varchar[], $21::varchar[], $22::varchar[], $23::varchar[], $24::varchar[])
-        AS m(lane, provider, account, tenant, ckey, id)
-      JOIN ins i ON i.id = m.id)`;
-  const text = `WITH n AS (SELECT coalesce($1::bigint, ${c.d.nowMs}) AS now),
+  const arr = (values: readonly unknown[], type: string) => sql`${values}::${raw(type)}[]`;
+  const now = sql`n.now`;
+  const runAt = sql`(${now} + u.delay)`;
+  // the order columns as the generic path writes them (order-columns.ts), over u.priority
+  const { k1, k2 } = orderColumnsSql(c, runAt);
+  const s = sql`WITH n AS (SELECT coalesce(${c.clock ? c.clock.now() : null}::bigint, ${raw(c.d.nowMs)}) AS now),
     ins AS (
-      INSERT INTO ${T} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
+      INSERT INTO ${raw(T)} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
         lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, poll_errors,
         cancel_requested, updated_at, history_limit)
-      SELECT u.id, $2, NULL, u.type, u.payload, u.priority,
-        CASE WHEN $3::bigint > 0 THEN (n.now + u.delay) - u.priority::bigint * $3::bigint ELSE -u.priority::bigint END,
-        -u.priority::bigint, n.now + u.delay, n.now + u.timeout, n.now, 'PENDING_SUBMIT',
+      SELECT u.id, ${c.queue}, NULL, u.type, u.payload, u.priority, ${k1}, ${k2}, ${runAt}, ${now} + u.timeout, ${now}, 'PENDING_SUBMIT',
         CASE WHEN u.delay <= 0 THEN 0 ELSE 1 END,
-        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, n.now, ${Math.trunc(c.historyLimit)}
-      FROM n, unnest($4::varchar[], $5::varchar[], $6::text[], $7::integer[], $8::bigint[], $9::bigint[], $10::varchar[],
-        $11::varchar[], $12::varchar[], $13::varchar[], $14::varchar[], $15::integer[], $16::smallint[])
+        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, ${now}, ${Math.trunc(c.historyLimit)}
+      FROM n, unnest(${arr(tasks.map((t) => t.id), 'varchar')}, ${arr(tasks.map((t) => t.type), 'varchar')}, ${arr(payloads, 'text')},
+        ${arr(tasks.map((t) => t.priority), 'integer')}, ${arr(tasks.map((t) => t.delayMs), 'bigint')}, ${arr(tasks.map((t) => t.timeoutMs), 'bigint')},
+        ${arr(laneIds, 'varchar')}, ${arr(tasks.map((t) => t.providerKey), 'varchar')}, ${arr(tasks.map((t) => t.accountId), 'varchar')},
+        ${arr(tasks.map((t) => t.tenantId), 'varchar')}, ${arr(tasks.map((t) => t.concurrencyKey), 'varchar')},
+        ${arr(tasks.map((t) => t.maxAttempts), 'integer')}, ${arr(tasks.map((t) => (t.idempotent ? 1 : 0)), 'smallint')})
         WITH ORDINALITY AS u(id, type, payload, priority, delay, timeout, lane, provider, account, tenant, ckey, max_attempts, idempotent, ord)
       ORDER BY u.ord
-      RETURNING id, seq, created_at, k1, k2, run_at, priority)${marks}
-    SELECT id, seq, created_at, (SELECT pg_notify($17, '') WHERE $18::boolean) AS notified FROM ins ORDER BY seq`;
-  const values: unknown[] = [
-    c.clock ? c.clock.now() : null,
-    c.queue,
-    c.aging,
-    tasks.map((t) => t.id),
-    tasks.map((t) => t.type),
-    payloads,
-    tasks.map((t) => t.priority),
-    tasks.map((t) => t.delayMs),
-    tasks.map((t) => t.timeoutMs),
-    laneIds,
-    tasks.map((t) => t.providerKey),
-    tasks.map((t) => t.accountId),
-    tasks.map((t) => t.tenantId),
-    tasks.map((t) => t.concurrencyKey),
-    tasks.map((t) => t.maxAttempts),
-    tasks.map((t) => (t.idempotent ? 1 : 0)),
-    c.channel,
-    notify,
-    [...lanes.keys()],
-    marked.map((t) => t.providerKey),
-    marked.map((t) => t.accountId),
-    marked.map((t) => t.tenantId),
-    marked.map((t) => t.concurrencyKey),
-    marked.map((t) => t.id),
-  ];
-  const rows = await c.pg!.rows(text, values);
+      RETURNING id, seq, created_at, k1, k2, run_at, priority),
+    mk AS (INSERT INTO ${raw(c.t.laneMarks)} (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key,
+        k1, k2, run_at, created_at, seq, priority)
+      SELECT ${c.queue}, m.lane, m.provider, m.account, m.tenant, m.ckey, i.k1, i.k2, i.run_at, i.created_at, i.seq, i.priority
+      FROM unnest(${arr([...lanes.keys()], 'varchar')}, ${arr(marked.map((t) => t.providerKey), 'varchar')}, ${arr(marked.map((t) => t.accountId), 'varchar')},
+        ${arr(marked.map((t) => t.tenantId), 'varchar')}, ${arr(marked.map((t) => t.concurrencyKey), 'varchar')}, ${arr(marked.map((t) => t.id), 'varchar')})
+        AS m(lane, provider, account, tenant, ckey, id)
+      JOIN ins i ON i.id = m.id)
+    SELECT id, seq, created_at, (SELECT pg_notify(${c.channel}, '') WHERE ${notify}::boolean) AS notified FROM ins ORDER BY seq`;
+  const rows = await c.pg!.rows(c.d.placeholders(s.text), s.params);
   if (rows.length !== tasks.length) throw new Error(`create: ${rows.length} rows inserted for ${tasks.length} tasks`);
   return { seqs: new Map(rows.map((r) => [String(r.id), Number(r.seq)])), now: Number(rows[0].created_at) };
 }

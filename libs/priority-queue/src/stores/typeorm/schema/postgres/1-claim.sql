@@ -19,7 +19,7 @@
 -- exactly.
 --
 -- Lane heads: every task of a lane in the lane index has a key >= the lane's stored head, except
--- tasks whose create's mark is not applied yet (committed after this claim's step 4a: for this
+-- tasks whose create's mark is not applied yet (committed after this claim's step 4: for this
 -- claim they do not exist yet). Heads only go down by merges (the least key), and a claim sets
 -- the head to the lane's first task after the ones it claimed. So the lane's read starts at its
 -- head (an index condition) and ends before the second-best head: it never walks the index
@@ -111,27 +111,16 @@ BEGIN
   -- 3. lanes whose rate token is due
   UPDATE {{prefix}}lanes SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
   WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
-  -- 4a. lanes marked by creates: a lane's head becomes the best marked key when that is better
-  IF EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue) THEN
+  -- 4. lanes marked by creates and due staged tasks merged (staged = 0), in one upsert: a lane's
+  -- head becomes the best marked / merged key when that is better than its stored head
+  IF EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
+    OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
     WITH d AS (DELETE FROM {{prefix}}lane_marks WHERE queue = p_queue
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
-    mb AS (SELECT DISTINCT ON (lane_key) * FROM d ORDER BY lane_key, k1, k2, run_at, created_at, seq)
-    INSERT INTO {{prefix}}lanes AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
-      h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
-    SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
-    ON CONFLICT (queue, lane_key) DO UPDATE SET h1 = excluded.h1, h2 = excluded.h2, h_run_at = excluded.h_run_at,
-      h_created_at = excluded.h_created_at, h_seq = excluded.h_seq, h_priority = excluded.h_priority,
-      ready = CASE WHEN ln.parked_on IS NULL AND ln.parked_until IS NULL THEN 1 ELSE 0 END
-    WHERE ln.h_seq IS NULL OR (excluded.h1, excluded.h2, excluded.h_run_at, excluded.h_created_at, excluded.h_seq)
-      < (ln.h1, ln.h2, ln.h_run_at, ln.h_created_at, ln.h_seq);
-  END IF;
-
-  -- 4b. merge due staged tasks: a lane's head changes only when the best merged task is better
-  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
-    WITH m AS (UPDATE {{prefix}}tasks SET staged = 0
+    m AS (UPDATE {{prefix}}tasks SET staged = 0
       WHERE id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now FOR UPDATE)
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
-    mb AS (SELECT DISTINCT ON (lane_key) * FROM m ORDER BY lane_key, k1, k2, run_at, created_at, seq)
+    mb AS (SELECT DISTINCT ON (lane_key) * FROM (SELECT * FROM d UNION ALL SELECT * FROM m) a ORDER BY lane_key, k1, k2, run_at, created_at, seq)
     INSERT INTO {{prefix}}lanes AS ln (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, ready,
       h1, h2, h_run_at, h_created_at, h_seq, h_priority, parked_on, parked_until)
     SELECT p_queue, lane_key, provider_key, account_id, tenant_id, concurrency_key, 1, k1, k2, run_at, created_at, seq, priority, NULL, NULL FROM mb
