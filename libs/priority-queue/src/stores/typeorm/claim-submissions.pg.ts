@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { compareOrder } from '../../core/order-key';
 import type { Task } from '../../core/task';
-import type { ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
+import type { BoostedTask, ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
 import { retryOnConflict, type Row } from './db';
 import { num, numOrNull, rowToTask } from './rows';
-import { PG_TASK_RESULT, pgClaimFunctionName } from './schema/pg-functions';
+import { PG_TASK_RESULT, pgClaimFunctionName, pgStoreError } from './schema/pg-functions';
 
 /**
  * claimSubmissions on PostgreSQL in ONE round trip: the `<prefix>claim` function
  * (schema/postgres/1-claim.sql) runs the whole claim of claim-submissions.ts server-side in the
  * statement's own transaction (advisory queue lock until its COMMIT) and returns the claimed
- * and timed-out rows plus the next wake-up. Each claimed row comes with its ctid, kept with the
+ * and timed-out rows plus the next wake-up, and (DESIGN §7) the tasks its due deadline boosts
+ * raised, in firing order, as the boosts wrote them. Each claimed row comes with its ctid, kept with the
  * row in the lease cache for the task's complete (context.ts LeasedRow).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
@@ -28,7 +29,7 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
       batch,
       a,
       b,
-    ]);
+    ]).catch(pgStoreError);
     return fromRows(c, rows, req, batch);
   });
 }
@@ -36,10 +37,12 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
 function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string): SubmissionClaim {
   const claimed: Task[] = [];
   const timedOut: Task[] = [];
+  const boosted: BoostedTask[] = [];
   let wake: number | null = null;
   for (const r of rows) {
     const kind = Number(r.kind);
     if (kind === 0) wake = numOrNull(r.wake);
+    else if (kind === 3) boosted.push({ task: rowToTask(r, c.fair), fromPriority: num(r.wake) }); // wake = the priority before
     else if (kind === 1) {
       // a claimed row leaves out what the call itself says (status, lease owner, lease id,
       // lease end, updated_at; staged and lane_key are not task fields); wake = the claim's now
@@ -54,5 +57,7 @@ function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string
     } else timedOut.push(rowToTask(r, c.fair));
   }
   const cmp = (x: Task, y: Task) => compareOrder(x, y, c.aging);
-  return { claimed: claimed.sort(cmp), timedOut: timedOut.sort(cmp), nextWakeAt: wake };
+  const out: SubmissionClaim = { claimed: claimed.sort(cmp), timedOut: timedOut.sort(cmp), nextWakeAt: wake };
+  if (boosted.length > 0) out.boosted = boosted;
+  return out;
 }

@@ -242,10 +242,11 @@ export class TypeOrmTaskStore implements TaskStore {
     if (c.pg && tasks.every((t) => t.idempotencyKey === null)) {
       // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys)
       const payloads = tasks.map((t) => toJson(t.payload));
-      const { seqs, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0)); // NOTIFY when due
+      const { inserted, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0)); // NOTIFY when due
       return tasks.map((t, i) => {
         const p = payloads[i];
-        return { task: newTaskRecord(t, now, seqs.get(t.id)!, p === null ? null : JSON.parse(p)), created: true };
+        const { seq, fairTag } = inserted.get(t.id)!;
+        return { task: { ...newTaskRecord(t, now, seq, p === null ? null : JSON.parse(p)), fairTag }, created: true };
       });
     }
     for (let attempt = 1; ; attempt++) {

@@ -1,3 +1,4 @@
+import { FairTagOverflowError } from '../../../core/errors';
 import type { TableNames } from '../names';
 
 /**
@@ -18,6 +19,7 @@ export const PG_TASK_RESULT: ReadonlyArray<readonly [string, string]> = [
   ['max_attempts', 'integer'], ['idempotent', 'smallint'], ['lease_owner', 'varchar'], ['lease_id', 'varchar'],
   ['lease_until', 'bigint'], ['result', 'text'], ['error', 'text'], ['external_id', 'varchar'], ['next_poll_at', 'bigint'],
   ['poll_errors', 'integer'], ['cancel_requested', 'smallint'], ['updated_at', 'bigint'], ['finished_at', 'bigint'],
+  ['k2', 'bigint'], ['boost_at', 'bigint'], ['boost_priority', 'integer'],
 ];
 
 /** schema/postgres/1-claim.sql */
@@ -33,4 +35,18 @@ export function pgCompleteLeasedFunctionName(t: TableNames): string {
 /** schema/postgres/1-claim-polls.sql */
 export function pgClaimPollsFunctionName(t: TableNames): string {
   return `${t.prefix}claim_polls`;
+}
+
+/** schema/postgres/1-fair-tags.sql: the fair tags of tasks created or moved to another level, in order. */
+export function pgFairTagFunctionName(t: TableNames): string {
+  return `${t.prefix}fair_tag`;
+}
+
+/** SQLSTATE of 1-fair-tags.sql next_finish_tag(): a fair tag would pass MAX_FAIR_TAG. */
+export const PG_FAIR_TAG_OVERFLOW = 'PQF01';
+
+/** Rethrows an error of a statement that may tag (create, claim): PG_FAIR_TAG_OVERFLOW as FairTagOverflowError. */
+export function pgStoreError(e: unknown): never {
+  if ((e as { code?: unknown } | null)?.code === PG_FAIR_TAG_OVERFLOW) throw new FairTagOverflowError();
+  throw e;
 }

@@ -21,10 +21,11 @@ const MAX_BATCH = 500;
 /**
  * A kind-2 row of complete_leased as sent by sendPgLeased: the function's row as JSON (numbers
  * as JSON numbers: row_to_json writes bigint digits, every bigint column here is a time, a
- * sequence value or a count, far below 2^53; texts as strings, NULL as null).
+ * sequence value or a count, far below 2^53; texts as strings, NULL as null), except k2 (a fair
+ * tag may pass 2^53), taken from its own column (a decimal string).
  */
 function wholeRow(r: Row): Row {
-  return JSON.parse(String(r.whole)) as Row;
+  return { ...(JSON.parse(String(r.whole)) as Row), k2: r.k2 };
 }
 
 function resultJson(o: CompletionOutcome): string | null {
@@ -161,7 +162,7 @@ export class CompleteBatcher {
    */
   private async sendPgLeased(items: readonly Pending[]): Promise<Row[]> {
     const c = this.c;
-    const text = `SELECT f.o_kind, f.id, f.finished_at, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
+    const text = `SELECT f.o_kind, f.id, f.finished_at, f.k2, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
       FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
     const send = (batch: readonly Pending[], cached: Array<LeasedRow | undefined>) =>
       this.pgCall(text, [

@@ -1,7 +1,9 @@
 import type { NewTask } from '../../../core/task';
 import type { StoreContext } from '../context';
 import { orderColumnsSql } from '../order-columns';
-import { laneId } from '../rows';
+import { fairTagOf, laneId } from '../rows';
+import { pgFairTagFunctionName, pgStoreError } from '../schema/pg-functions';
+import type { Inserted } from './insert-tasks';
 import { raw, sql } from './sql';
 
 /**
@@ -17,14 +19,23 @@ import { raw, sql } from './sql';
  * the next claim merges into the lane's head (schema/postgres/1-claim.sql); a delayed task is
  * staged.
  *
- * Locks: only the new rows. Returns seq per task and the creation time (the store clock).
+ * DESIGN §7: with fairness each task's fair tag (k2) comes from `<prefix>fair_tag()`
+ * (schema/postgres/1-fair-tags.sql) called in this statement with the batch's tenants and levels
+ * in input order, so F[t,p] moves with the insert (all or none); a task with a deadline boost
+ * gets boost_at = deadlineAt - W and boost_due = boost_at (unfired), which the claim fires.
+ *
+ * Locks: the new rows; with fairness also the `<prefix>fair_tags` rows of the batch's (tenant,
+ * level) pairs, taken by fair_tag()'s upsert in a fixed order and held to the statement's commit:
+ * two concurrent creates for one tenant and level are serialised on that row, the second tags
+ * from the first's committed F (1-fair-tags.sql says why this neither repeats a tag nor loses an
+ * update). Returns seq and (fairness) fair tag per task, and the creation time (the store clock).
  */
 export async function insertTasksPg(
   c: StoreContext,
   tasks: readonly NewTask[],
   payloads: ReadonlyArray<string | null>,
   notify: boolean,
-): Promise<{ seqs: Map<string, number>; now: number }> {
+): Promise<{ inserted: Map<string, Inserted>; now: number }> {
   const T = c.t.tasks;
   // per lane of the tasks due now, its best task: highest priority, then first in the batch
   // (same run_at and created_at, seq in batch order)
@@ -41,22 +52,35 @@ export async function insertTasksPg(
   const arr = (values: readonly unknown[], type: string) => sql`${values}::${raw(type)}[]`;
   const now = sql`n.now`;
   const runAt = sql`(${now} + u.delay)`;
-  // the order columns as the generic path writes them (order-columns.ts), over u.priority
-  const { k1, k2 } = orderColumnsSql(c, runAt);
+  // the order columns as the generic path writes them (order-columns.ts), over u.priority; with
+  // fairness k2 is the task's fair tag (tg: fair_tag() of 1-fair-tags.sql, batch in input order)
+  const k = orderColumnsSql(c, runAt);
+  const k2 = c.fair ? sql`tg.tags[u.ord]` : k.k2;
+  const fair = c.fair
+    ? sql`,
+    tg AS (SELECT ${raw(pgFairTagFunctionName(c.t))}(${c.queue}, array_agg(coalesce(u.tenant, '') ORDER BY u.ord), array_agg(u.priority ORDER BY u.ord)) AS tags FROM u)`
+    : sql``;
+  // a boost only with a deadline (core/task.ts newTaskRecord): boost_at = deadlineAt - W, unfired
+  const boostW = tasks.map((t) => (t.timeoutMs === null || !t.boost ? null : t.boost.beforeDeadlineMs));
+  const boostAt = sql`${now} + u.timeout - u.boost_w`;
   const s = sql`WITH n AS (SELECT coalesce(${c.clock ? c.clock.now() : null}::bigint, ${raw(c.d.nowMs)}) AS now),
-    ins AS (
-      INSERT INTO ${raw(T)} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
-        lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, poll_errors,
-        cancel_requested, updated_at, history_limit)
-      SELECT u.id, ${c.queue}, NULL, u.type, u.payload, u.priority, ${k1}, ${k2}, ${runAt}, ${now} + u.timeout, ${now}, 'PENDING_SUBMIT',
-        CASE WHEN u.delay <= 0 THEN 0 ELSE 1 END,
-        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, ${now}, ${Math.trunc(c.historyLimit)}
-      FROM n, unnest(${arr(tasks.map((t) => t.id), 'varchar')}, ${arr(tasks.map((t) => t.type), 'varchar')}, ${arr(payloads, 'text')},
+    u AS (SELECT * FROM unnest(${arr(tasks.map((t) => t.id), 'varchar')}, ${arr(tasks.map((t) => t.type), 'varchar')}, ${arr(payloads, 'text')},
         ${arr(tasks.map((t) => t.priority), 'integer')}, ${arr(tasks.map((t) => t.delayMs), 'bigint')}, ${arr(tasks.map((t) => t.timeoutMs), 'bigint')},
         ${arr(laneIds, 'varchar')}, ${arr(tasks.map((t) => t.providerKey), 'varchar')}, ${arr(tasks.map((t) => t.accountId), 'varchar')},
         ${arr(tasks.map((t) => t.tenantId), 'varchar')}, ${arr(tasks.map((t) => t.concurrencyKey), 'varchar')},
-        ${arr(tasks.map((t) => t.maxAttempts), 'integer')}, ${arr(tasks.map((t) => (t.idempotent ? 1 : 0)), 'smallint')})
-        WITH ORDINALITY AS u(id, type, payload, priority, delay, timeout, lane, provider, account, tenant, ckey, max_attempts, idempotent, ord)
+        ${arr(tasks.map((t) => t.maxAttempts), 'integer')}, ${arr(tasks.map((t) => (t.idempotent ? 1 : 0)), 'smallint')},
+        ${arr(boostW, 'bigint')}, ${arr(tasks.map((t, i) => (boostW[i] === null ? null : t.boost!.priority)), 'integer')})
+        WITH ORDINALITY AS u(id, type, payload, priority, delay, timeout, lane, provider, account, tenant, ckey, max_attempts, idempotent,
+          boost_w, boost_p, ord))${fair},
+    ins AS (
+      INSERT INTO ${raw(T)} (id, queue, idempotency_key, type, payload, priority, k1, k2, run_at, deadline_at, created_at, status, staged,
+        lane_key, provider_key, account_id, tenant_id, concurrency_key, version, attempts, max_attempts, idempotent, poll_errors,
+        cancel_requested, updated_at, history_limit, boost_at, boost_priority, boost_due)
+      SELECT u.id, ${c.queue}, NULL, u.type, u.payload, u.priority, ${k.k1}, ${k2}, ${runAt}, ${now} + u.timeout, ${now}, 'PENDING_SUBMIT',
+        CASE WHEN u.delay <= 0 THEN 0 ELSE 1 END,
+        u.lane, u.provider, u.account, u.tenant, u.ckey, 1, 0, u.max_attempts, u.idempotent, 0, 0, ${now}, ${Math.trunc(c.historyLimit)},
+        ${boostAt}, u.boost_p, ${boostAt}
+      FROM n, u${raw(c.fair ? ', tg' : '')}
       ORDER BY u.ord
       RETURNING id, seq, created_at, k1, k2, run_at, priority),
     mk AS (INSERT INTO ${raw(c.t.laneMarks)} (queue, lane_key, provider_key, account_id, tenant_id, concurrency_key,
@@ -66,8 +90,11 @@ export async function insertTasksPg(
         ${arr(marked.map((t) => t.tenantId), 'varchar')}, ${arr(marked.map((t) => t.concurrencyKey), 'varchar')}, ${arr(marked.map((t) => t.id), 'varchar')})
         AS m(lane, provider, account, tenant, ckey, id)
       JOIN ins i ON i.id = m.id)
-    SELECT id, seq, created_at, (SELECT pg_notify(${c.channel}, '') WHERE ${notify}::boolean) AS notified FROM ins ORDER BY seq`;
-  const rows = await c.pg!.rows(c.d.placeholders(s.text), s.params);
+    SELECT id, seq, created_at, k2, (SELECT pg_notify(${c.channel}, '') WHERE ${notify}::boolean) AS notified FROM ins ORDER BY seq`;
+  const rows = await c.pg!.rows(c.d.placeholders(s.text), s.params).catch(pgStoreError);
   if (rows.length !== tasks.length) throw new Error(`create: ${rows.length} rows inserted for ${tasks.length} tasks`);
-  return { seqs: new Map(rows.map((r) => [String(r.id), Number(r.seq)])), now: Number(rows[0].created_at) };
+  return {
+    inserted: new Map(rows.map((r): [string, Inserted] => [String(r.id), { seq: Number(r.seq), fairTag: c.fair ? fairTagOf(r.k2) : null }])),
+    now: Number(rows[0].created_at),
+  };
 }

@@ -1,7 +1,8 @@
 -- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2): the whole claimSubmissions
 -- of the PostgreSQL store in ONE statement, called as an autocommit SELECT by
 -- claim-submissions.pg.ts (plans cached by PL/pgSQL). Rows out as (kind, wake, ctid, task
--- columns): kind 2 = timed out (whole row), 1 = claimed (NULL in the columns the caller knows:
+-- columns): kind 3 = raised by a deadline boost (whole row as the boost wrote it, wake = the
+-- priority before, in firing order), 2 = timed out (whole row), 1 = claimed (NULL in the columns the caller knows:
 -- status, lease owner / id / end, updated_at, and staged, lane_key; wake carries the claim's now,
 -- claim-submissions.pg.ts fills them in), 0 = the one row that carries the next wake-up hint.
 --
@@ -12,7 +13,19 @@
 -- - admission: laneRefusalReason / consumeRoom (core/lane-admission.ts), the limits of
 --   core/admission.ts (effectiveAccountLimit, effectiveTenantQuota, effectiveConcurrencyKeyLimit);
 -- - GCRA: gcra / effectiveBurst (core/admission.ts), the v_tat loop of step 5;
--- - the order key: compareOrder (core/order-key.ts) as (k1, k2, run_at, created_at, seq).
+-- - the order key: compareOrder (core/order-key.ts) as (k1, k2, run_at, created_at, seq), the
+--   columns of order-columns.ts orderColumns (k2 = the fair tag with fairness);
+-- - DESIGN §7 deadline boosts (step 0): core/boost.ts compareBoosts (order boost_at, then seq)
+--   and boostedPriority (PENDING_SUBMIT below boost_priority), the priority change of
+--   changePriority (version + 1, updated_at, staged again so step 4 re-keys its lane's head),
+--   re-tagged with core/fairness.ts nextFinishTag through fair_tag() (1-fair-tags.sql) when the
+--   queue has fairness; a boost fires once (boost_due = NULL), whatever it finds;
+-- - DESIGN §7 fair share (step 7): core/fairness.ts advanceVirtualTime (V[p] = max(V[p], tag) of
+--   each task claimed). Unlike FairTags.claimed it keeps F[t,p] rows at or below V[p]
+--   (finishTagObsolete): creates read V[p] without a lock (1-fair-tags.sql), and one that read
+--   it just before this claim committed would re-create a deleted F[t,p] from that older V[p],
+--   below the tenant's last tag. Kept, F[t,p] only grows: a tenant's tags at a level strictly
+--   increase in creation order whatever V[p] a create read. One row per tenant and level used.
 -- Set-wise where the TypeScript loop goes task by task: the best ready lane gives, in ONE UPDATE,
 -- every task it may give before the head of the second-best ready lane (bounded by the batch and
 -- by its admission room: slots left, rate tokens due), so two interleaved lanes still alternate
@@ -26,7 +39,14 @@
 -- entries of tasks claimed before (dead until vacuumed).
 --
 -- Locks: pg_advisory_xact_lock(lock1, lock2), the queue lock, held until the statement's implicit
--- COMMIT: claims of one queue are serialised, and the resource counters are written only here.
+-- COMMIT: claims of one queue are serialised, and the resource counters and V[p]
+-- ({{prefix}}fair_levels) are written only here.
+-- Boosts (step 0) lock their task rows FOR UPDATE in (boost_due, seq) order first (a
+-- changePriority locks its task row before its fair_tags row too), then fair_tag() locks the
+-- fair_tags rows of the re-tags in its fixed order (as creates do; no lock cycle with them).
+-- A changePriority locks its task row, then the fair_tags row of its re-tag: one racing a boost
+-- re-tag of the same tenant and level, on a task this claim then wants, can deadlock with it;
+-- PostgreSQL aborts one of the two (40P01) and the store retries it (retryOnConflict).
 -- Task rows are not locked before their UPDATE: only writers outside the queue lock change a
 -- pending row (cancel, changePriority), and they take it out of the lane; the UPDATE finds the
 -- row by ctid and re-checks status = PENDING_SUBMIT and staged = 0, so a row changed in between
@@ -50,7 +70,8 @@ RETURNS TABLE (
   o_concurrency_key varchar, o_version integer, o_attempts integer, o_max_attempts integer,
   o_idempotent smallint, o_lease_owner varchar, o_lease_id varchar, o_lease_until bigint,
   o_result text, o_error text, o_external_id varchar, o_next_poll_at bigint, o_poll_errors integer,
-  o_cancel_requested smallint, o_updated_at bigint, o_finished_at bigint)
+  o_cancel_requested smallint, o_updated_at bigint, o_finished_at bigint, o_k2 bigint, o_boost_at bigint,
+  o_boost_priority integer)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $fn$
@@ -79,9 +100,49 @@ DECLARE
   v_read integer;
   v_got tid[];
   v_claimed tid[] := '{}';
+  v_aging bigint;
+  v_fair boolean;
+  v_ids varchar[];
+  v_from integer[];
+  v_tags bigint[];
+  v_keys_t varchar[];
+  v_to integer[];
+  v_unused varchar[];
 BEGIN
   PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
   v_now := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
+
+  -- 0. due deadline boosts fire before anything looks at the order (tasks_boost_due: unfired
+  -- boosts only). Every due boost fires (boost_due = NULL); a task still PENDING_SUBMIT below
+  -- its boost priority takes it, re-keyed as order-columns.ts orderColumns keys it (aging:
+  -- k1 = run_at - P*T, k2 = -P; fairness: k1 = -P, k2 = its new tag; else k1 = k2 = -P) and
+  -- staged, so step 4 merges it into its lane (the lane's head a lower bound again).
+  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL AND boost_due <= v_now) THEN
+    SELECT aging_interval_ms, fairness IS NOT NULL INTO v_aging, v_fair FROM {{prefix}}queues WHERE queue = p_queue;
+    SELECT array_agg(b.id ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise), array_agg(b.priority ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
+        array_agg(coalesce(b.tenant_id, '') ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
+        array_agg(b.boost_priority ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise), array_agg(b.id) FILTER (WHERE NOT b.raise)
+      INTO v_ids, v_from, v_keys_t, v_to, v_unused
+      FROM (SELECT x.id, x.seq, x.boost_due, x.priority, x.tenant_id, x.boost_priority,
+          x.status = 'PENDING_SUBMIT' AND x.boost_priority IS NOT NULL AND x.priority < x.boost_priority AS raise
+        FROM {{prefix}}tasks x WHERE x.queue = p_queue AND x.boost_due IS NOT NULL AND x.boost_due <= v_now
+        ORDER BY x.boost_due, x.seq FOR UPDATE) b;
+    IF v_ids IS NOT NULL AND v_fair THEN
+      v_tags := {{prefix}}fair_tag(p_queue, v_keys_t, v_to);
+    END IF;
+    -- the boosts that change nothing fire too: by the ids locked above, never a row this
+    -- statement did not lock
+    RETURN QUERY WITH f AS (UPDATE {{prefix}}tasks x SET boost_due = NULL WHERE x.id = ANY (v_unused)),
+      b AS (SELECT * FROM unnest(v_ids, v_from, v_tags) WITH ORDINALITY AS b(id, from_priority, tag, ord)),
+      u AS (UPDATE {{prefix}}tasks x SET boost_due = NULL, priority = x.boost_priority,
+          k1 = CASE WHEN v_aging > 0 THEN x.run_at - x.boost_priority::bigint * v_aging ELSE -x.boost_priority::bigint END,
+          k2 = CASE WHEN v_fair THEN b.tag ELSE -x.boost_priority::bigint END,
+          staged = 1, version = x.version + 1, updated_at = v_now
+        FROM b WHERE x.id = b.id
+        RETURNING b.ord, b.from_priority, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
+    SELECT 3::smallint, u.from_priority::bigint, NULL::tid, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority
+      FROM u ORDER BY u.ord;
+  END IF;
 
   -- 1. due candidates past their deadline (partial index on deadline_at of live rows)
   RETURN QUERY WITH u AS (
@@ -89,7 +150,7 @@ BEGIN
       error = 'deadline passed before submit'
     WHERE x.id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
       AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
-    RETURNING x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at)
+    RETURNING x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
   SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
 
   -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none),
@@ -264,9 +325,22 @@ BEGIN
     SELECT LEAST((SELECT min(run_at) FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1),
       (SELECT min(parked_until) FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL)) INTO v_wake;
   END IF;
+  -- 7. fair share: V[p] = max(V[p], tag) over the tasks claimed at each level (F[t,p] rows are
+  -- kept, see the header)
+  IF v_n > 0 THEN
+    IF v_fair IS NULL THEN
+      SELECT fairness IS NOT NULL INTO v_fair FROM {{prefix}}queues WHERE queue = p_queue;
+    END IF;
+    IF v_fair THEN
+      INSERT INTO {{prefix}}fair_levels AS fl (queue, priority, vtime)
+        SELECT p_queue, x.priority, max(x.k2) FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed) GROUP BY x.priority ORDER BY x.priority
+        ON CONFLICT (queue, priority) DO UPDATE SET vtime = greatest(fl.vtime, excluded.vtime);
+    END IF;
+  END IF;
+
   -- the claimed rows, by the ctids their UPDATEs wrote (our own new row versions)
   IF v_n > 0 THEN
-    RETURN QUERY SELECT 1::smallint, v_now, x.ctid, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, NULL::varchar, NULL::smallint, NULL::varchar, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, NULL::varchar, NULL::varchar, NULL::bigint, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, NULL::bigint, x.finished_at FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed);
+    RETURN QUERY SELECT 1::smallint, v_now, x.ctid, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, NULL::varchar, NULL::smallint, NULL::varchar, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, NULL::varchar, NULL::varchar, NULL::bigint, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, NULL::bigint, x.finished_at, x.k2, x.boost_at, x.boost_priority FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed);
   END IF;
   o_kind := 0;
   o_wake := v_wake;

@@ -29,7 +29,7 @@ RETURNS TABLE (
   o_attempts integer, o_max_attempts integer, o_idempotent smallint, o_lease_owner varchar,
   o_lease_id varchar, o_lease_until bigint, o_result text, o_error text, o_external_id varchar,
   o_next_poll_at bigint, o_poll_errors integer, o_cancel_requested smallint, o_updated_at bigint,
-  o_finished_at bigint)
+  o_finished_at bigint, o_k2 bigint, o_boost_at bigint, o_boost_priority integer)
 LANGUAGE plpgsql
 SET enable_hashjoin = off
 SET enable_mergejoin = off
@@ -52,8 +52,8 @@ BEGIN
     RETURNING x.*),
   r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
     SELECT p_queue, lane_key FROM u1 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL UNION ALL SELECT p_queue, lane_key FROM u2 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
-  SELECT 1::smallint, NULL::bigint, u.id, NULL::varchar, NULL::varchar, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::bigint, NULL::varchar, NULL::smallint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::integer, NULL::integer, NULL::integer, NULL::smallint, NULL::varchar, NULL::varchar, NULL::bigint, NULL::text, NULL::text, NULL::varchar, NULL::bigint, NULL::integer, NULL::smallint, NULL::bigint, u.finished_at FROM u1 u
+  SELECT 1::smallint, NULL::bigint, u.id, NULL::varchar, NULL::varchar, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::bigint, NULL::varchar, NULL::smallint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::integer, NULL::integer, NULL::integer, NULL::smallint, NULL::varchar, NULL::varchar, NULL::bigint, NULL::text, NULL::text, NULL::varchar, NULL::bigint, NULL::integer, NULL::smallint, NULL::bigint, u.finished_at, NULL::bigint, NULL::bigint, NULL::integer FROM u1 u
   UNION ALL
-  SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at FROM u2 u;
+  SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority FROM u2 u;
 END
 $fn$;
