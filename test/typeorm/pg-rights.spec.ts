@@ -98,6 +98,22 @@ describe('TypeORM store on PostgreSQL: the documented database rights', () => {
     expect(await store.purge(clock.now(), 100)).toBe(2);
     await store.close();
 
+    // DESIGN §7 on the same grants: fair tags (fair_tag(), fair_tags, fair_levels), a tenant
+    // weight (tenant_weights), a deadline boost fired by the claim
+    const fair = new TypeOrmTaskStore({ dataSource: app, tablePrefix: prefix, queue: 'qf', clock, fairness: 'tenant' });
+    await fair.init();
+    await fair.setLimits({ kind: 'tenantWeight', tenantId: 'heavy', weight: 2 });
+    const made = await fair.create([
+      { ...newTask('f1', 0), tenantId: 'heavy' },
+      { ...newTask('f2', 0), tenantId: 'heavy', timeoutMs: 10_000, boost: { beforeDeadlineMs: 9_000, priority: 4 } },
+    ]);
+    expect(made.map((r) => r.task.fairTag)).toEqual(['500000', '1000000']);
+    clock.advance(1000);
+    const fc = await fair.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 60_000 });
+    expect(fc.boosted?.map((b) => [b.task.id, b.fromPriority, b.task.priority, b.task.fairTag])).toEqual([['f2', 0, 4, '500000']]);
+    expect(fc.claimed.map((t) => t.id)).toEqual(['f2']);
+    await fair.close();
+
     // on a prefix not migrated yet the application role cannot create the schema (migrate:
     // true fails on the first DDL statement), and with migrate: false init() says what to run
     await expect(new TypeOrmTaskStore({ dataSource: app, tablePrefix: 'other_', queue: 'q' }).init()).rejects.toThrow(/permission denied for schema jobs/);

@@ -58,10 +58,10 @@ export async function openDatabase(name: DialectName): Promise<OpenDatabase> {
 
 /**
  * The DESIGN §7 policies TypeOrmTaskStore implements per dialect (its `policies`): the generic
- * SQL path (MariaDB, SQLite) has both; PostgreSQL's functions do not yet.
+ * SQL path (MariaDB, SQLite) and PostgreSQL's functions.
  */
 export const TYPEORM_POLICIES: Record<DialectName, StorePolicies> = {
-  postgres: { fairness: false, boost: false },
+  postgres: { fairness: true, boost: true },
   mariadb: { fairness: true, boost: true },
   sqlite: { fairness: true, boost: true },
 };

@@ -17,9 +17,9 @@ export interface Dialect {
   /** `UPDATE ... RETURNING` and `DELETE ... RETURNING`. */
   readonly returning: boolean;
   /**
-   * The DESIGN §7 policies the store implements on this dialect: the generic SQL path
-   * (MySQL / MariaDB, SQLite) has both; PostgreSQL's claim runs in PL/pgSQL functions that
-   * implement them separately, refused until they do.
+   * The DESIGN §7 policies the store implements on this dialect (one that is off is refused):
+   * the generic SQL path (MySQL / MariaDB, SQLite) implements them in TypeScript; PostgreSQL's
+   * create and claim in its own statements and PL/pgSQL functions (schema/postgres).
    */
   readonly policies: DialectPolicies;
   /** Row locks (`FOR UPDATE`, `SKIP LOCKED`); SQLite has a single writer instead. */

@@ -5,7 +5,7 @@ export const postgresDialect: Dialect = {
   // statement_timestamp(): one value per statement, fresh for every statement of a transaction.
   nowMs: `(floor(extract(epoch from statement_timestamp()) * 1000))::bigint`,
   returning: true,
-  policies: { fairness: false, boost: false },
+  policies: { fairness: true, boost: true }, // DESIGN §7 in schema/postgres: 1-fair-tags.sql, 1-claim.sql steps 0 and 7
   rowLocks: true,
   placeholders(sql) {
     let n = 0;
