@@ -3,6 +3,7 @@ import { advanceVirtualTime, DEFAULT_TENANT_WEIGHT, MAX_FAIR_TAG, nextFinishTag,
 import { q, run, type StoreContext } from '../context';
 import type { Exec } from '../db';
 import { chunks } from '../rows';
+import { tagTasksPg } from './fair-tags.pg';
 import { join, list, raw, sql, type Sql } from './sql';
 
 /**
@@ -31,6 +32,7 @@ export interface TagRequest {
 /** Fair tags for `items`, in their order (each one's F[t,p] moves before the next is tagged). */
 export async function tagTasks(x: Exec, c: StoreContext, items: readonly TagRequest[]): Promise<bigint[]> {
   if (items.length === 0) return [];
+  if (c.d.kind === 'postgres') return tagTasksPg(x, c, items); // one call of <prefix>fair_tag()
   const pairs = new Map<string, { tenantKey: string; priority: number }>();
   for (const t of items) {
     const tenantKey = tenantKeyOf(t.tenantId);
