@@ -41,9 +41,9 @@
 -- Locks: pg_advisory_xact_lock(lock1, lock2), the queue lock, held until the statement's implicit
 -- COMMIT: claims of one queue are serialised, and the resource counters and V[p]
 -- ({{prefix}}fair_levels) are written only here.
--- Boosts (step 0) lock their task rows FOR UPDATE in (boost_due, seq) order first (a
--- changePriority locks its task row before its fair_tags row too), then fair_tag() locks the
--- fair_tags rows of the re-tags in its fixed order (as creates do; no lock cycle with them).
+-- Boosts (step 0) lock their task rows FOR UPDATE in (boost_due, seq) order, then fair_tag()
+-- locks the fair_tags rows of their re-tags in its fixed order, as creates do (no lock cycle
+-- with a create: it holds no other row this claim waits for).
 -- A changePriority locks its task row, then the fair_tags row of its re-tag: one racing a boost
 -- re-tag of the same tenant and level, on a task this claim then wants, can deadlock with it;
 -- PostgreSQL aborts one of the two (40P01) and the store retries it (retryOnConflict).
