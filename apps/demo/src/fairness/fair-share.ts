@@ -20,7 +20,7 @@ export const FAIR_SHARE_SETTINGS: readonly FairShareSetting[] = ['auto', 'on', '
  * version of the library. test/demo/fair-share-stores.spec.ts fails when this list and the
  * library disagree, so a store that gains fair share turns it on in the demo too.
  */
-export const FAIR_SHARE_STORES: ReadonlySet<StoreSelection['kind']> = new Set(['memory', 'redis', 'sqlite', 'mysql']);
+export const FAIR_SHARE_STORES: ReadonlySet<StoreSelection['kind']> = new Set(['memory', 'redis', 'sqlite', 'mysql', 'postgres']);
 
 export function fairShareOn(setting: FairShareSetting, store: StoreSelection): boolean {
   return setting === 'on' || (setting === 'auto' && FAIR_SHARE_STORES.has(store.kind));
