@@ -150,7 +150,7 @@ describe('options of DESIGN §7', () => {
     await expect(queue.submitMany([{ type: 't' }, { type: 't', boost: { beforeDeadlineMs: 10, priority: 5 } }])).rejects.toThrow(/^Task #1 of submitMany: .*needs a deadline/);
     await expect(queue.submit({ type: 'timed', timeoutMs: null })).rejects.toThrow(ValidationError);
     await expect(queue.submit({ type: 'timed' })).rejects.toThrow(NotSupportedByStoreError);
-    await expect(queue.submit({ type: 't', timeoutMs: 100, boost: { beforeDeadlineMs: 10, priority: 5 } })).rejects.toThrow(/A deadline boost is not supported by MemoryTaskStore yet/);
+    await expect(queue.submit({ type: 't', timeoutMs: 100, boost: { beforeDeadlineMs: 10, priority: 5 } })).rejects.toThrow(/A deadline boost is not supported by MemoryTaskStore \(its policies say so\)/);
     expect((await queue.submit({ type: 'timed', boost: null })).boostAt).toBeNull(); // null: no boost, even the type's
     expect((await store.stats()).byStatus.PENDING_SUBMIT).toBe(1);
   });

@@ -8,11 +8,13 @@ import { FairTagOverflowError } from './errors';
  *
  * Tags are unsigned integers that only grow: each task created at a level adds at most
  * FAIR_QUANTUM (1,000,000, weight 1) to that level's tags. They are kept exact as bigint here and
- * as 64-bit integers in the stores, and shown on Task as a decimal string (a double would lose
- * exactness after 2^53 / 10^6 = 9e9 creations at one level: about 100 days at 1,000 tasks/s).
- * MAX_FAIR_TAG = 2^63 - 1 (a signed SQL BIGINT) is reached after 9.2e12 creations at one level
- * of one queue, 29 years at a sustained 10,000 tasks/s; a create that would pass it fails with
- * FairTagOverflowError instead of wrapping.
+ * shown on Task as a decimal string. Each store keeps them exact up to its own bound and fails a
+ * create or re-tag that would pass it with FairTagOverflowError instead of rounding or wrapping:
+ * - MAX_FAIR_TAG = 2^63 - 1 (a signed SQL BIGINT: PostgreSQL, MySQL / MariaDB), reached after
+ *   9.2e12 creations at one level of one queue, 29 years at a sustained 10,000 tasks/s;
+ * - MAX_DOUBLE_FAIR_TAG = 2^53 - 1 where tags are doubles (the memory store's inline keys, Lua
+ *   numbers in the Redis scripts, better-sqlite3's integers), reached after 9e9 creations at one
+ *   level: about 100 days at a sustained 1,000 tasks/s of weight 1.
  */
 
 /** The only fairness policy so far: fair share between the tenants (tenantId) of a priority level. */
@@ -25,8 +27,10 @@ export const FAIR_QUANTUM = 1_000_000;
 export const MIN_TENANT_WEIGHT = 1;
 export const MAX_TENANT_WEIGHT = 1000;
 export const DEFAULT_TENANT_WEIGHT = 1;
-/** Largest tag a store keeps (2^63 - 1, a signed 64-bit SQL integer). */
+/** Largest tag a store with 64-bit integers keeps (2^63 - 1, a signed SQL BIGINT). */
 export const MAX_FAIR_TAG = (1n << 63n) - 1n;
+/** Largest tag a store that computes with doubles keeps exactly (2^53 - 1). */
+export const MAX_DOUBLE_FAIR_TAG = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Tasks without a tenant form one tenant of their own: the key that stands for it in the finish

@@ -124,9 +124,9 @@ export const Messages = {
   boostNeedsDeadline: (type: string) =>
     `Invalid task: a deadline boost needs a deadline, and this "${type}" task has none. Give the submit a timeoutMs (or the task type a timeoutMs option), or leave the boost out. Nothing was queued.`,
   notSupportedByStore: (feature: string, store: string) =>
-    `${feature} is not supported by ${store} yet (it is on its way). Use the Redis store (RedisTaskStore) for it, or leave it off. Nothing was written.`,
+    `${feature} is not supported by ${store} (its policies say so). The library's stores (memory, Redis, TypeORM) all implement it: use one of them, or leave it off. Nothing was written.`,
   fairTagOverflow: () =>
-    `The fair tags of this queue reached 2^63 - 1 (after about 9e12 tasks created at one priority level). Move the work to a new queue name; nothing was queued.`,
+    `The fair tags of this queue reached the largest value its store keeps exactly (2^53 - 1 on the memory, Redis and SQLite stores: about 9e9 tasks created at one priority level; 2^63 - 1 on PostgreSQL and MySQL / MariaDB). Move the work to a new queue name; nothing was queued.`,
   agingMismatch: (queue: string, stored: number, wanted: number) =>
     `Queue "${queue}" was created with agingIntervalMs = ${stored}, this store asks for ${wanted}. The order of every index depends on it: use the same value in every process, or a new queue name.`,
   dataSourceNotInitialized: () =>

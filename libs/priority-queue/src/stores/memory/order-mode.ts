@@ -1,4 +1,5 @@
 import { compareOrder, compareOrderParts, orderPartValue, orderParts, type OrderPart } from '../../core/order-key';
+import { MAX_DOUBLE_FAIR_TAG } from '../../core/fairness';
 import type { OrderFields } from './task-table';
 
 /**
@@ -27,11 +28,10 @@ type InlineKey = (priority: number, runAt: number, tag: number) => number;
 const EXACT_AGING_MAX_MS = 2 ** 20;
 
 /**
- * Largest fair tag the memory store keeps (2^53: 9e15, after 9e9 tasks of weight 1 created at one
- * level in one process): below it a tag is an exact double, so the inline keys stay exact. A
- * create past it fails with FairTagOverflowError (the other stores go on to 2^63 - 1).
+ * Largest fair tag the memory store keeps: core's MAX_DOUBLE_FAIR_TAG (2^53 - 1), below which a
+ * tag is an exact double, so the inline keys stay exact.
  */
-export const MAX_MEMORY_FAIR_TAG = BigInt(Number.MAX_SAFE_INTEGER);
+export const MAX_MEMORY_FAIR_TAG = MAX_DOUBLE_FAIR_TAG;
 
 const zero: InlineKey = () => 0;
 

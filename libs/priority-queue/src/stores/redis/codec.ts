@@ -1,7 +1,7 @@
 import { newTaskRecord, TaskStatus, TERMINAL_STATUSES, type NewTask, type Task } from '../../core/task';
 import { laneKey } from '../../core/admission';
 import { scopeOf } from '../../core/idempotency';
-import { DEFAULT_TENANT_WEIGHT, FAIR_QUANTUM } from '../../core/fairness';
+import { DEFAULT_TENANT_WEIGHT, FAIR_QUANTUM, MAX_DOUBLE_FAIR_TAG } from '../../core/fairness';
 
 /**
  * Task hash <-> Task. The properties that never change after create are kept together in the
@@ -69,7 +69,7 @@ export function claimedHash(s: string, error: string | undefined, agingIntervalM
  * creations of weight 1 at one level of one queue (about 100 days at 1,000 tasks/s); a create or
  * re-tag past it fails with FairTagOverflowError instead of rounding.
  */
-export const MAX_REDIS_FAIR_TAG = Number.MAX_SAFE_INTEGER;
+export const MAX_REDIS_FAIR_TAG = Number(MAX_DOUBLE_FAIR_TAG);
 
 /** The fair-share constants of core/fairness.ts as the scripts' prelude defines them (lib.lua fair* helpers). */
 export const FAIR_LUA_CONSTANTS = `local FAIR_QUANTUM, FAIR_MAX, DEFAULT_TENANT_WEIGHT = ${FAIR_QUANTUM}, ${MAX_REDIS_FAIR_TAG}, ${DEFAULT_TENANT_WEIGHT}`;

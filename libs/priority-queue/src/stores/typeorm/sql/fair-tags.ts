@@ -1,5 +1,5 @@
 import { FairTagOverflowError } from '../../../core/errors';
-import { advanceVirtualTime, DEFAULT_TENANT_WEIGHT, MAX_FAIR_TAG, nextFinishTag, tenantKeyOf } from '../../../core/fairness';
+import { advanceVirtualTime, DEFAULT_TENANT_WEIGHT, MAX_DOUBLE_FAIR_TAG, MAX_FAIR_TAG, nextFinishTag, tenantKeyOf } from '../../../core/fairness';
 import { q, run, type StoreContext } from '../context';
 import type { Exec } from '../db';
 import { chunks } from '../rows';
@@ -22,7 +22,6 @@ import { join, list, raw, sql, type Sql } from './sql';
  * SQLite reads integers as doubles (better-sqlite3 without safe integers): tags there stop at
  * 2^53 - 1 (FairTagOverflowError, as on the memory store); MySQL goes on to MAX_FAIR_TAG.
  */
-const SQLITE_MAX_FAIR_TAG = BigInt(Number.MAX_SAFE_INTEGER);
 
 export interface TagRequest {
   tenantId: string | null;
@@ -53,7 +52,7 @@ export async function tagTasks(x: Exec, c: StoreContext, items: readonly TagRequ
     }
   }
   const { vtimes, weights } = await readLevelsAndWeights(x, c, [...new Set(items.map((t) => t.priority))], [...new Set(items.map((t) => t.tenantId).filter((t): t is string => t !== null))]);
-  const max = c.d.kind === 'sqlite' ? SQLITE_MAX_FAIR_TAG : MAX_FAIR_TAG;
+  const max = c.d.kind === 'sqlite' ? MAX_DOUBLE_FAIR_TAG : MAX_FAIR_TAG;
   const tags = items.map((t) => {
     const key = pairKey(tenantKeyOf(t.tenantId), t.priority);
     const w = t.tenantId === null ? DEFAULT_TENANT_WEIGHT : (weights.get(t.tenantId) ?? DEFAULT_TENANT_WEIGHT);
