@@ -24,6 +24,8 @@ const DEADLINE_ERROR = 'deadline passed';
 /** What a TaskRun needs from the worker that started it. */
 export interface TaskRunContext {
   store: TaskStore;
+  /** store.complete, or the worker's gathering of completes for store.completeAndClaim (complete-gatherer.ts). */
+  complete: TaskStore['complete'];
   registry: TaskTypeRegistry;
   events: TaskEvents;
   owner: string;
@@ -321,11 +323,11 @@ export class TaskRun {
   /** A complete() of this task, with the removal rule of its type for that status (core/removal.ts). */
   private completion(outcome: CompletionOutcome): (fence: Fence) => Promise<Task> {
     const remove = ruleFor(this.ctx.registry.removal(this.task.type), outcome.status);
-    if (remove === null) return (f) => this.ctx.store.complete(f, outcome);
+    if (remove === null) return (f) => this.ctx.complete(f, outcome);
     const o = { ...outcome, remove };
     return async (f) => {
       try {
-        return await this.ctx.store.complete(f, o);
+        return await this.ctx.complete(f, o);
       } catch (e) {
         // Nobody else deletes a task under our lease: not found means this very complete ran and
         // deleted it, and its reply was lost (a client re-sent it, or the write was retried). The

@@ -133,6 +133,23 @@ export interface TaskStore {
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task>;
 
   /**
+   * Optional: a batch of complete() calls, then one claimSubmissions(), in ONE store round trip
+   * (BullMQ's move-to-finished-and-fetch-next): exactly as if each `completes[i]` were passed to
+   * complete() in order and then `claim` to claimSubmissions(), so the claim sees the slots those
+   * completes freed. Each complete succeeds or fails on its own (a stale fence refuses only that
+   * one, with the error complete() would throw, and never stops the claim); `completed[i]` is its
+   * answer. Stores without it: the worker calls complete() and claimSubmissions() apart.
+   *
+   * A lost reply (the call ran, its answer did not arrive) is what it is for the two calls made
+   * apart: a complete sent again is refused (its fence moved, or the task is gone); the claimed
+   * tasks, never handed to a handler, stay leased to the caller until the lease expires and
+   * recovery takes them (recoverExpired: one failed attempt counted). A store does not claim
+   * twice for one call; a client that re-sends the call (ioredis after a reconnect) claims a
+   * second batch, and the first one goes to recovery as above.
+   */
+  completeAndClaim?(completes: readonly CompleteCall[], claim: ClaimRequest): Promise<CompleteAndClaimResult>;
+
+  /**
    * A failed submit that will be tried again: SUBMITTING -> PENDING_SUBMIT, attempts + 1,
    * runAt = now + delayMs, error recorded, lease cleared, slots freed. Priority unchanged. Fenced.
    * A task with cancelRequested becomes CANCELED instead (terminal; the failed attempt is
@@ -323,6 +340,21 @@ export interface CompletionOutcome {
   attempt?: boolean;
   /** removeOnComplete / removeOnFail of the task's type for this status (core/removal.ts); none = keep. */
   remove?: RemovalRule | null;
+}
+
+/** One complete() of a completeAndClaim batch. */
+export interface CompleteCall {
+  fence: Fence;
+  outcome: CompletionOutcome;
+}
+
+/** One complete()'s answer: the task as written, or the error complete() would have thrown. */
+export type CompleteAnswer = { task: Task; error?: undefined } | { task?: undefined; error: Error };
+
+export interface CompleteAndClaimResult {
+  /** One answer per complete call, in the calls' order. */
+  completed: CompleteAnswer[];
+  claim: SubmissionClaim;
 }
 
 export interface RetryOutcome {

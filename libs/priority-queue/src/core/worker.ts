@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TaskEvents } from './events';
 import type { TaskTypeRegistry } from './registry';
+import { CompleteGatherer } from './complete-gatherer';
 import { Sweeper } from './sweeper';
 import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
@@ -99,6 +100,11 @@ export class Worker {
   /** One timer renews the leases of all running handlers; it exists while runs are active. */
   private renewTimer: NodeJS.Timeout | null = null;
   private readonly runContext: TaskRunContext;
+  /**
+   * With store.completeAndClaim: the completes of a turn, sent with that turn's claim (one round
+   * trip where complete and claim would be two; complete-gatherer.ts). Null without it.
+   */
+  private readonly outcomes: CompleteGatherer | null;
 
   constructor(options: WorkerOptions) {
     this.store = options.store;
@@ -130,8 +136,12 @@ export class Worker {
       syncClock: (always) => (always || Date.now() - this.clockSyncedAt >= CLOCK_RESYNC_MS ? this.syncClock() : Promise.resolve()),
       changed: () => this.wake(),
     });
+    const store = this.store;
+    this.outcomes = store.completeAndClaim ? new CompleteGatherer(store as ConstructorParameters<typeof CompleteGatherer>[0]) : null;
+    const outcomes = this.outcomes;
     this.runContext = {
       store: this.store,
+      complete: outcomes ? (f, o) => outcomes.complete(f, o) : (f, o) => store.complete(f, o),
       registry: this.registry,
       events: this.events,
       owner: this.owner,
@@ -235,7 +245,10 @@ export class Worker {
     return { n: polls.length, full: polls.length >= limit, freeAfter: this.freeSlots() };
   }
 
-  /** claimSubmissions for every free slot (prefetch included); arms the due timer from nextWakeAt. */
+  /**
+   * claimSubmissions for every free slot (prefetch included), with the completes of this turn
+   * when the store has completeAndClaim; arms the due timer from nextWakeAt.
+   */
   private async claimSubmissionsNow(cap = Infinity): Promise<Claimed> {
     const free = Math.min(cap, this.freeSlots()); // other claims may have reserved slots meanwhile
     if (free <= 0 || this.stopping) return NONE;
@@ -243,7 +256,9 @@ export class Worker {
     this.reserved += limit;
     let claim: SubmissionClaim;
     try {
-      claim = await this.store.claimSubmissions({ owner: this.owner, limit, leaseMs: this.leaseMs });
+      const request = { owner: this.owner, limit, leaseMs: this.leaseMs };
+      // completes written this turn ride on the claim (store.completeAndClaim): one round trip
+      claim = this.outcomes && this.outcomes.size > 0 ? await this.outcomes.withClaim(request) : await this.store.claimSubmissions(request);
     } finally {
       this.reserved -= limit;
     }

@@ -5,6 +5,7 @@ import { type LimitUpdate, type LimitsSnapshot } from '../../core/admission';
 import { InvalidStateError, TaskNotFoundError } from '../../core/errors';
 import { explainTask, type TaskExplanation } from '../../core/explain';
 import type { TaskHistoryEntry } from '../../core/history';
+import { completeThenClaim } from '../../core/complete-and-claim';
 import { checkIdempotentBatch } from '../../core/idempotency';
 import { Messages } from '../../core/messages';
 import { REMOVAL_TRIM_MAX, removalSide, type RemovalRule } from '../../core/removal';
@@ -15,6 +16,8 @@ import { refuseWeights } from '../../core/policies';
 import type {
   BoostedTask,
   ClaimRequest,
+  CompleteAndClaimResult,
+  CompleteCall,
   CompletionOutcome,
   CreateResult,
   ListQuery,
@@ -261,6 +264,11 @@ export class MemoryTaskStore implements TaskStore {
     else this.m.touch(s, now);
     this.m.timers.placeInFlight(s);
     return t.toTask(s);
+  }
+
+  /** The completes then the claim, back to back (no I/O: nothing runs between them). */
+  completeAndClaim(completes: readonly CompleteCall[], claim: ClaimRequest): Promise<CompleteAndClaimResult> {
+    return completeThenClaim(this, completes, claim);
   }
 
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
