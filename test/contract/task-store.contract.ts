@@ -27,6 +27,7 @@ import { admissionCases } from './cases/admission.cases';
 import { agingCases } from './cases/aging.cases';
 import { attemptsCases } from './cases/attempts.cases';
 import { boostCases } from './cases/boost.cases';
+import { completeAndClaimCases } from './cases/complete-and-claim.cases';
 import { fairnessCases } from './cases/fairness.cases';
 import { createCases } from './cases/create.cases';
 import { deadlineCases } from './cases/deadline.cases';
@@ -133,5 +134,6 @@ export function describeTaskStoreContract(factory: StoreFactory): void {
     describe('fair share between tenants (DESIGN §7)', () => fairnessCases(ctx));
     describe('deadline boost (DESIGN §7)', () => boostCases(ctx));
     describe('removeOnComplete / removeOnFail', () => removalCases(ctx));
+    describe('completeAndClaim: the completes then the claim, one call', () => completeAndClaimCases(ctx));
   });
 }

@@ -9,6 +9,7 @@ import { Messages } from '../../core/messages';
 import { intOption, validateHistoryLimit, validateLimitUpdate, validateOrderOptions } from '../../core/validation';
 import { refuseBoosts, refuseWeights } from '../../core/policies';
 import type { Fairness } from '../../core/fairness';
+import { answerOf } from '../../core/complete-and-claim';
 import type { RemovalRule } from '../../core/removal';
 import type { TaskHistoryEntry } from '../../core/history';
 import type { TaskExplanation } from '../../core/explain';
@@ -18,6 +19,8 @@ import { ALL_STATUSES, TaskStatus, type Fence, type NewTask, type Task, type Tra
 import type {
   ClaimRequest,
   Clock,
+  CompleteAndClaimResult,
+  CompleteCall,
   CompletionOutcome,
   CreateResult,
   ListQuery,
@@ -93,6 +96,9 @@ interface LeasedTask extends Leased {
   hash: Record<string, string>;
   task: Task;
 }
+
+/** complete.lua's reply: now, then (index, row) for each complete whose reply is not 1. */
+type CompleteReply = [string, ...Array<number | string | Flat>];
 
 /** historyLimit of a Redis store without the option: none (see RedisTaskStore.historyLimit). */
 export const REDIS_DEFAULT_HISTORY_LIMIT = 0;
@@ -265,14 +271,15 @@ export class RedisTaskStore implements TaskStore {
     }
   }
 
-  private async claimOnce(request: ClaimRequest, limit: number): Promise<{ claim: SubmissionClaim; more: boolean }> {
+  /** `completeArgs`: complete.lua's arguments, sent first in the same call (complete_and_claim); its reply comes back as `completed`. */
+  private async claimOnce(request: ClaimRequest, limit: number, completeArgs?: string[]): Promise<{ claim: SubmissionClaim; more: boolean; completed?: unknown }> {
     const lbase = leasePrefix();
-    const [now, leaseUntil, claimed, errs, timedOut, wake, more, boosted] = (await this.run('claim_submissions', [
-      request.owner,
-      String(limit),
-      String(request.leaseMs),
-      lbase,
-    ])) as [string, string, string[], Array<number | string>, Flat[], string | null, number, Array<string | Flat>];
+    const claimArgs = [request.owner, String(limit), String(request.leaseMs), lbase];
+    let reply: unknown;
+    let completed: unknown;
+    if (completeArgs) [completed, reply] = (await this.run('complete_and_claim', [String(completeArgs.length), ...completeArgs, ...claimArgs])) as [unknown, unknown];
+    else reply = await this.run('claim_submissions', claimArgs);
+    const [now, leaseUntil, claimed, errs, timedOut, wake, more, boosted] = reply as [string, string, string[], Array<number | string>, Flat[], string | null, number, Array<string | Flat>];
     const errors = new Map<number, string>();
     for (let i = 0; i < errs.length; i += 2) errors.set(Number(errs[i]), String(errs[i + 1]));
     const claim: SubmissionClaim = {
@@ -295,7 +302,7 @@ export class RedisTaskStore implements TaskStore {
     for (let i = 0; i < boosted.length; i += 2) {
       (claim.boosted ??= []).push({ fromPriority: Number(boosted[i]), task: decodeTask(boosted[i + 1] as Flat) });
     }
-    return { claim, more: Number(more) === 1 };
+    return { claim, more: Number(more) === 1, completed };
   }
 
   async claimPolls(request: ClaimRequest): Promise<Task[]> {
@@ -332,12 +339,45 @@ export class RedisTaskStore implements TaskStore {
    */
   async complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     this.assertOpen();
-    const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
-    return this.completes.add({ fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true, remove: outcome.remove ?? null });
+    return this.completes.add(this.pendingComplete(fence, outcome));
+  }
+
+  /**
+   * complete.lua's completes, then claim_submissions.lua, in ONE script call (scripts.ts composes
+   * complete_and_claim from the two files); more claim calls follow only when the claim was cut
+   * short, as in claimSubmissions.
+   */
+  async completeAndClaim(completes: readonly CompleteCall[], request: ClaimRequest): Promise<CompleteAndClaimResult> {
+    this.assertOpen();
+    const batch = completes.map((c) => this.pendingComplete(c.fence, c.outcome));
+    const limit = Math.max(0, request.limit);
+    const { args, known } = this.completeArgs(batch);
+    const first = await this.claimOnce(request, limit, args);
+    const completed = await Promise.all(this.completeAnswers(batch, known, first.completed as CompleteReply).map((a) => answerOf(Promise.resolve(a))));
+    const claim = first.claim;
+    if (first.more && claim.claimed.length < limit) {
+      const rest = await this.claimSubmissions({ ...request, limit: limit - claim.claimed.length });
+      claim.claimed.push(...rest.claimed);
+      claim.timedOut.push(...rest.timedOut);
+      claim.nextWakeAt = rest.nextWakeAt;
+      if (rest.boosted) (claim.boosted ??= []).push(...rest.boosted);
+    }
+    return { completed, claim };
   }
 
   /** One `complete` script call for a batch; a task this store handed out sends its admission keys. */
   private async sendCompletes(batch: readonly PendingComplete[]): Promise<Array<Task | Promise<Task>>> {
+    const { args, known } = this.completeArgs(batch);
+    return this.completeAnswers(batch, known, (await this.run('complete', args)) as CompleteReply);
+  }
+
+  private pendingComplete(fence: Fence, outcome: CompletionOutcome): PendingComplete {
+    const result = outcome.result === undefined || outcome.result === null ? null : JSON.stringify(outcome.result);
+    return { fence, status: outcome.status, result, error: changeArg(outcome.error), attempt: outcome.attempt === true, remove: outcome.remove ?? null };
+  }
+
+  /** complete.lua's arguments for a batch; `known`: the leased tasks the batch's fences match. */
+  private completeArgs(batch: readonly PendingComplete[]): { args: string[]; known: Array<LeasedTask | undefined> } {
     const known = batch.map((c) => this.leased.match(c.fence));
     const args: string[] = [String(batch.length)];
     batch.forEach((c, i) => {
@@ -361,7 +401,12 @@ export class RedisTaskStore implements TaskStore {
         args.push('');
       }
     });
-    const [now, ...listed] = (await this.run('complete', args)) as [string, ...Array<number | string | Flat>];
+    return { args, known };
+  }
+
+  /** complete.lua's reply: each complete's task as written, or a rejected promise of its error. */
+  private completeAnswers(batch: readonly PendingComplete[], known: Array<LeasedTask | undefined>, reply: CompleteReply): Array<Task | Promise<Task>> {
+    const [now, ...listed] = reply;
     const rows = new Map<number, string | Flat>();
     for (let j = 0; j < listed.length; j += 2) rows.set(Number(listed[j]), listed[j + 1] as string | Flat);
     return batch.map((c, i) => {

@@ -37,7 +37,18 @@ export const SCRIPT_NAMES = [
   'query',
 ] as const;
 
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
+/**
+ * Scripts composed here from the operation files (no .lua of their own): each part's body runs
+ * as a local function given its own ARGV (the shared header ARGV[1..3], then its own arguments),
+ * in order, in one atomic call. ARGV[4] of the composed script is the number of the first part's
+ * own arguments; they follow, then the second part's. Returns { first part's reply, second's }.
+ */
+export const COMPOSED_SCRIPTS = {
+  // TaskStore.completeAndClaim: complete.lua, then claim_submissions.lua, which sees the slots it freed
+  complete_and_claim: ['complete', 'claim_submissions'],
+} as const;
+
+export type ScriptName = (typeof SCRIPT_NAMES)[number] | keyof typeof COMPOSED_SCRIPTS;
 
 export interface LuaScript {
   name: ScriptName;
@@ -109,6 +120,38 @@ export function helpersFor(body: string, blocks: readonly LibBlock[]): string {
   return blocks.filter((b) => taken.has(b)).map((b) => b.text).join('');
 }
 
+/**
+ * Two operation bodies as one (see COMPOSED_SCRIPTS): each wrapped as a local function whose
+ * parameter ARGV shadows the global (a `return` in the body returns from it), called with the
+ * header and its own slice of the arguments. A wake the first part published is not published
+ * again by the second (WOKE is reset between them; the second sets it for its own changes).
+ */
+export function composedBody(parts: ReadonlyArray<readonly [string, string]>): string {
+  if (parts.length !== 2) throw new Error('composedBody: two parts');
+  const [[a, bodyA], [b, bodyB]] = parts;
+  return [
+    `-- composed by scripts.ts: ${a}.lua, then ${b}.lua, in one atomic call`,
+    `-- ARGV[4] m, the number of ${a}'s own arguments, ARGV[5 .. 4 + m] those, then ${b}'s own arguments`,
+    `-- Returns: { ${a}'s reply, ${b}'s reply }`,
+    `local function part_${a}(ARGV)`,
+    bodyA,
+    'end',
+    `local function part_${b}(ARGV)`,
+    bodyB,
+    'end',
+    'local function argsOf(from, to)',
+    '  local t = { ARGV[1], ARGV[2], ARGV[3] }',
+    '  for j = from, to do t[#t + 1] = ARGV[j] end',
+    '  return t',
+    'end',
+    'local m = tonumber(ARGV[4])',
+    `local first = part_${a}(argsOf(5, 4 + m))`,
+    'WOKE = false',
+    `return { first, part_${b}(argsOf(5 + m, #ARGV)) }`,
+    '',
+  ].join('\n');
+}
+
 let cache: Record<ScriptName, LuaScript> | null = null;
 
 export function luaScripts(): Record<ScriptName, LuaScript> {
@@ -116,12 +159,18 @@ export function luaScripts(): Record<ScriptName, LuaScript> {
   const lib = splitLib(readFileSync(join(LUA_DIR, 'lib.lua'), 'utf8'));
   const blocks = lib.blocks;
   const out = {} as Record<ScriptName, LuaScript>;
-  for (const name of SCRIPT_NAMES) {
-    const body = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+  const bodies = new Map<string, string>();
+  const add = (name: ScriptName, body: string) => {
     const source = `${prelude()}${lib.head}${helpersFor(body, blocks)}\n-- ${name}.lua\n${body}`;
     checkFixedKeys(name, source);
     out[name] = { name, source, sha: createHash('sha1').update(source).digest('hex') };
+  };
+  for (const name of SCRIPT_NAMES) {
+    const body = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    bodies.set(name, body);
+    add(name, body);
   }
+  for (const [name, parts] of Object.entries(COMPOSED_SCRIPTS)) add(name as ScriptName, composedBody(parts.map((p) => [p, bodies.get(p)!])));
   cache = out;
   return out;
 }
