@@ -26,7 +26,7 @@ const T0 = 1_700_000_000_000;
 const EXPECTED: Record<DialectName, { tables: string[]; functions: string[]; triggers: string[] }> = {
   postgres: {
     tables: ['fair_levels', 'fair_tags', 'lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks', 'tenant_weights'],
-    functions: ['claim', 'claim_polls', 'complete_leased', 'fair_tag', 'next_finish_tag', 'task_history'],
+    functions: ['claim', 'claim_polls', 'complete_and_claim', 'complete_leased', 'fair_tag', 'next_finish_tag', 'task_history'],
     triggers: ['tasks_history'],
   },
   mariadb: {
@@ -202,7 +202,7 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as DialectName[])('TypeORM store
   });
 
   if (dialect === 'postgres') {
-    it('the claim and complete_leased functions return the task columns the store reads (PG_TASK_RESULT)', async () => {
+    it('the claim, complete_leased and complete_and_claim functions return the task columns the store reads (PG_TASK_RESULT)', async () => {
       const prefix = `${p}fn_`;
       await run(priorityQueueMigrations({ tablePrefix: prefix }), 'up');
       const result = async (fn: string) => {
@@ -212,6 +212,7 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as DialectName[])('TypeORM store
       const tail = PG_TASK_RESULT.map(([n, type]) => `o_${n} ${type === 'varchar' ? 'character varying' : type}`).join(', ');
       expect(await result('claim')).toBe(`TABLE(o_kind smallint, o_wake bigint, o_ctid tid, ${tail})`);
       expect(await result('complete_leased')).toBe(`TABLE(o_kind smallint, ${tail})`);
+      expect(await result('complete_and_claim')).toBe(`TABLE(o_part smallint, o_kind smallint, o_wake bigint, o_ctid tid, ${tail})`);
     });
   }
 });

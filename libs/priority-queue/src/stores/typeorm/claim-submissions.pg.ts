@@ -34,7 +34,8 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
   });
 }
 
-function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string): SubmissionClaim {
+/** The claim function's rows as the claim (completeAndClaim reads its part of the combined call's rows with it). */
+export function fromRows(c: StoreContext, rows: Row[], req: ClaimRequest, batch: string): SubmissionClaim {
   const claimed: Task[] = [];
   const timedOut: Task[] = [];
   const boosted: BoostedTask[] = [];

@@ -4,6 +4,7 @@ import { selectClaims } from './claim-loop';
 import { TaskStatus, type Task } from '../../core/task';
 import type { BoostedTask, ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
+import type { Exec } from './db';
 import { admissionKeys } from './lane-admission';
 import { fairTagOf, laneKeysOf, num, rowToTask } from './rows';
 import { applyDueBoosts } from './sql/apply-boosts';
@@ -34,10 +35,12 @@ import { loadResources, writeResources, type Resource } from './sql/resources';
  *    tags (sql/fair-tags.ts).
  * The claimed task is always the first admissible candidate: every lane with a better head
  * has just been shown to be blocked.
+ * `first`: writes made in the same transaction before the claim (sql/complete-and-claim.ts).
  */
-export async function claimSubmissions(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
+export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first?: (x: Exec) => Promise<void>): Promise<SubmissionClaim> {
   return c.db.tx(
     async (x) => {
+      if (first) await first(x); // completeAndClaim's completes, in this transaction before the claim
       const batchId = randomUUID();
       const now = await c.now(x);
       const todo = await preparationDue(x, c, now);

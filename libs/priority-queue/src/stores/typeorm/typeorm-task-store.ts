@@ -20,6 +20,8 @@ import { taskHistory } from './sql/task-history';
 import { newTaskRecord, TaskStatus, type Fence, type NewTask, type Task, type Transition } from '../../core/task';
 import type {
   ClaimRequest,
+  CompleteAndClaimResult,
+  CompleteCall,
   CompletionOutcome,
   CreateResult,
   ListQuery,
@@ -48,6 +50,8 @@ import { storeEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
 import { PgDirect } from './pg-direct';
 import { CompleteBatcher, completeOne } from './sql/complete-batch';
+import { completeAndClaimSql } from './sql/complete-and-claim';
+import { completeThenClaim } from '../../core/complete-and-claim';
 import { completeRemoving, RemovingCompleter } from './sql/complete-removing';
 import { PgWakeListener } from './pg-listener';
 import { orderColumnsSql } from './order-columns';
@@ -359,6 +363,16 @@ export class TypeOrmTaskStore implements TaskStore {
       return completeRemoving(this.ctx, fence, outcome, outcome.remove);
     }
     return this.completer ? this.completer.complete(fence, outcome) : completeOne(this.ctx, fence, outcome);
+  }
+
+  /**
+   * The completes then the claim in one round trip (sql/complete-and-claim.ts); a batch with a
+   * removal rule goes as the calls apart (core/complete-and-claim.ts), same answers.
+   */
+  completeAndClaim(completes: readonly CompleteCall[], request: ClaimRequest): Promise<CompleteAndClaimResult> {
+    this.open();
+    if (completes.some((k) => k.outcome.remove)) return completeThenClaim(this, completes, request);
+    return completeAndClaimSql(this.ctx, completes, request);
   }
 
   retry(fence: Fence, outcome: RetryOutcome): Promise<Task> {

@@ -51,7 +51,7 @@ export const SCHEMA_MIGRATIONS: readonly SchemaMigration[] = [
     name: 'PriorityQueueSchema1',
     timestamp: '1732924800000',
     up: {
-      postgres: ['1-tables.sql', '1-fair-tags.sql', '1-claim.sql', '1-complete-leased.sql', '1-claim-polls.sql', '1-task-history.sql'],
+      postgres: ['1-tables.sql', '1-fair-tags.sql', '1-claim.sql', '1-complete-leased.sql', '1-complete-and-claim.sql', '1-claim-polls.sql', '1-task-history.sql'],
       mysql: ['1-tables.sql', '1-key-collation.sql', '1-task-history.sql'],
       sqlite: ['1-tables.sql', '1-task-history.sql'],
     },

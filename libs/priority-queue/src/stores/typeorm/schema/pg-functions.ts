@@ -50,3 +50,8 @@ export function pgStoreError(e: unknown): never {
   if ((e as { code?: unknown } | null)?.code === PG_FAIR_TAG_OVERFLOW) throw new FairTagOverflowError();
   throw e;
 }
+
+/** schema/postgres/1-complete-and-claim.sql */
+export function pgCompleteAndClaimFunctionName(t: TableNames): string {
+  return `${t.prefix}complete_and_claim`;
+}

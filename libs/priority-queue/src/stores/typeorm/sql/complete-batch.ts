@@ -2,15 +2,15 @@ import type { Fence, Task } from '../../../core/task';
 import { TaskStatus } from '../../../core/task';
 import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
-import { retryOnConflict, type Row } from '../db';
+import { retryOnConflict, type Exec, type Row } from '../db';
 import { laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { PG_TASK_RESULT, pgCompleteLeasedFunctionName } from '../schema/pg-functions';
 import type { LeasedRow } from '../context';
 import { TurnBatcher } from '../../shared/turn-batcher';
-import { fencedWrite, whyRejected } from './fenced-write';
+import { fencedWrite, whyRejected, type FencedWrite } from './fenced-write';
 import { join, list, raw, sql } from './sql';
 
-interface Pending {
+export interface Pending {
   fence: Fence;
   outcome: CompletionOutcome;
   now: number | null;
@@ -44,14 +44,19 @@ const LIVE: readonly TaskStatus[] = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED
  * next_poll_at cleared, slots released.
  */
 export function completeOne(c: StoreContext, fence: Fence, outcome: CompletionOutcome): Promise<Task> {
+  return fencedWrite(c, fence, completeWrite(c, outcome));
+}
+
+/** completeOne's fenced write. */
+export function completeWrite(c: StoreContext, outcome: CompletionOutcome): FencedWrite {
   const now = c.nowSql();
-  return fencedWrite(c, fence, {
+  return {
     set: sql`status = ${outcome.status}, result = ${resultJson(outcome)}, error = ${outcome.error ?? null}, finished_at = ${now},
       attempts = attempts + ${attemptOf(outcome)}, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL`,
     from: LIVE,
     release: true,
     op: 'complete',
-  });
+  };
 }
 
 /**
@@ -85,69 +90,8 @@ export class CompleteBatcher {
 
   /** One batch: each call's task as written, or why its fence was refused. */
   private async send(items: readonly Pending[]): Promise<Array<Task | Promise<Task>>> {
-    const rows = await (this.c.d.kind === 'postgres' ? this.sendPgLeased(items) : this.sendMysql(items));
-    const byId = new Map(rows.map((r) => [String(r.id), r]));
-    return items.map((p) => {
-      const r = byId.get(p.fence.id);
-      return r ? rowToTask(r, this.c.fair) : whyRejected(this.c, p.fence, { from: LIVE, op: 'complete' }).then((e) => Promise.reject(e));
-    });
-  }
-
-  /**
-   * MySQL / MariaDB: the batch's rows are read and locked first (with the clock), the fences
-   * checked here, and only the matching rows written, so each call learns exactly whether its
-   * own write happened; the rows returned are the read rows with the written values.
-   */
-  private async sendMysql(items: readonly Pending[]): Promise<Row[]> {
-    const c = this.c;
-    const T = raw(c.t.tasks);
-    const want = new Map(items.map((p) => [p.fence.id, p]));
-    return c.db.tx(
-      async (x) => {
-        const read = await q(
-          x,
-          sql`SELECT ${raw(TASK_COLUMNS)}, ${raw(c.d.nowMs)} AS pq_now FROM ${T} WHERE id IN (${list([...want.keys()])}) AND queue = ${c.queue} FOR UPDATE`,
-        );
-        const rows: Row[] = [];
-        for (const r of read) {
-          const p = want.get(String(r.id))!;
-          if (r.lease_id !== p.fence.leaseId || Number(r.version) !== p.fence.version || !LIVE.includes(String(r.status) as TaskStatus)) continue;
-          const now = p.now ?? Number(r.pq_now);
-          rows.push({
-            ...r,
-            status: p.outcome.status,
-            result: resultJson(p.outcome),
-            error: p.outcome.error ?? null,
-            finished_at: now,
-            attempts: Number(r.attempts) + attemptOf(p.outcome),
-            lease_owner: null,
-            lease_id: null,
-            lease_until: null,
-            next_poll_at: null,
-            version: Number(r.version) + 1,
-            updated_at: now,
-          });
-        }
-        if (rows.length === 0) return rows;
-        const batch = JSON.stringify(
-          rows.map((r) => ({ id: r.id, s: r.status, r: r.result, e: r.error, n: r.finished_at, a: r.attempts })),
-        );
-        await run(
-          x,
-          sql`UPDATE ${T} t JOIN JSON_TABLE(${batch}, '$[*]' COLUMNS (id VARCHAR(255) PATH '$.id', s VARCHAR(16) PATH '$.s',
-              r LONGTEXT PATH '$.r', e LONGTEXT PATH '$.e', n BIGINT PATH '$.n', a INT PATH '$.a')) i ON t.id = i.id
-            SET t.status = i.s, t.result = i.r, t.error = i.e, t.finished_at = i.n, t.attempts = i.a, t.lease_owner = NULL,
-              t.lease_id = NULL, t.lease_until = NULL, t.next_poll_at = NULL, t.version = t.version + 1, t.updated_at = i.n
-            WHERE t.queue = ${c.queue}`,
-        );
-        const freed = rows.filter((r) => slotKeys(laneKeysOf(r)).length > 0);
-        if (freed.length > 0) {
-          await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES ${join(freed.map((r) => sql`(${c.queue}, ${String(r.lane_key)})`), ', ')}`);
-        }
-        return rows;
-      },
-      { readCommitted: false },
-    );
+    const rows = await (this.c.d.kind === 'postgres' ? this.sendPgLeased(items) : this.c.db.tx((x) => completeMysqlIn(x, this.c, items), { readCommitted: false }));
+    return completeAnswers(this.c, items, rows);
   }
 
   /**
@@ -164,58 +108,143 @@ export class CompleteBatcher {
     const c = this.c;
     const text = `SELECT f.o_kind, f.id, f.finished_at, f.k2, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
       FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
-    const send = (batch: readonly Pending[], cached: Array<LeasedRow | undefined>) =>
-      this.pgCall(text, [
-        c.queue,
-        batch.map((p) => p.now),
-        batch.map((p) => p.fence.id),
-        cached.map((k) => k?.ctid ?? null),
-        batch.map((p) => p.fence.leaseId),
-        batch.map((p) => p.fence.version),
-        batch.map((p) => p.outcome.status),
-        batch.map((p) => resultJson(p.outcome)),
-        batch.map((p) => p.outcome.error ?? null),
-        batch.map((p) => attemptOf(p.outcome)),
-      ]);
+    const send = async (batch: readonly Pending[], cached: Array<LeasedRow | undefined>) =>
+      (await this.pgCall(text, [c.queue, ...pgCompleteArgs(batch, cached)])).map((r) => ({ kind: Number(r.o_kind), id: String(r.id), finishedAt: r.finished_at, whole: () => wholeRow(r) }));
     const cached = items.map((p) => c.leased.match(p.fence));
-    const got = await send(items, cached);
-    const out: Row[] = [];
-    const byId = new Map<string, Row>();
-    for (const r of got) byId.set(String(r.id), r);
-    const again: Pending[] = [];
-    items.forEach((p, i) => {
-      const k = cached[i];
-      if (k) c.leased.delete(p.fence.id);
-      const r = byId.get(p.fence.id);
-      if (!r) {
-        if (k) again.push(p);
-        return;
-      }
-      if (Number(r.o_kind) === 2) {
-        out.push(wholeRow(r));
-        return;
-      }
-      const at = r.finished_at;
-      out.push({
-        ...k!.row,
-        status: p.outcome.status,
-        result: resultJson(p.outcome),
-        error: p.outcome.error ?? null,
-        finished_at: at,
-        updated_at: at,
-        attempts: num(k!.row.attempts) + attemptOf(p.outcome),
-        lease_owner: null,
-        lease_id: null,
-        lease_until: null,
-        next_poll_at: null,
-        version: p.fence.version + 1,
-      });
-    });
-    if (again.length > 0) out.push(...(await send(again, again.map(() => undefined))).map(wholeRow));
-    return out;
+    const { rows, again } = pgCompleteRows(c, items, cached, await send(items, cached));
+    if (again.length > 0) rows.push(...(await send(again, again.map(() => undefined))).map((r) => r.whole()));
+    return rows;
   }
 
   private pgCall(text: string, values: unknown[]): Promise<Row[]> {
     return retryOnConflict(this.c.d, () => this.c.pg!.rows(text, values));
   }
+}
+
+/**
+ * MySQL / MariaDB, in the caller's transaction `x`: the batch's rows are read and locked first (with the clock), the fences
+ * checked here, and only the matching rows written, so each call learns exactly whether its
+ * own write happened; the rows returned are the read rows with the written values.
+ */
+export async function completeMysqlIn(x: Exec, c: StoreContext, items: readonly Pending[]): Promise<Row[]> {
+  const T = raw(c.t.tasks);
+  const want = new Map(items.map((p) => [p.fence.id, p]));
+  const read = await q(
+    x,
+    sql`SELECT ${raw(TASK_COLUMNS)}, ${raw(c.d.nowMs)} AS pq_now FROM ${T} WHERE id IN (${list([...want.keys()])}) AND queue = ${c.queue} FOR UPDATE`,
+  );
+  const rows: Row[] = [];
+  for (const r of read) {
+    const p = want.get(String(r.id))!;
+    if (r.lease_id !== p.fence.leaseId || Number(r.version) !== p.fence.version || !LIVE.includes(String(r.status) as TaskStatus)) continue;
+    const now = p.now ?? Number(r.pq_now);
+    rows.push({
+      ...r,
+      status: p.outcome.status,
+      result: resultJson(p.outcome),
+      error: p.outcome.error ?? null,
+      finished_at: now,
+      attempts: Number(r.attempts) + attemptOf(p.outcome),
+      lease_owner: null,
+      lease_id: null,
+      lease_until: null,
+      next_poll_at: null,
+      version: Number(r.version) + 1,
+      updated_at: now,
+    });
+  }
+  if (rows.length === 0) return rows;
+  const batch = JSON.stringify(
+    rows.map((r) => ({ id: r.id, s: r.status, r: r.result, e: r.error, n: r.finished_at, a: r.attempts })),
+  );
+  await run(
+    x,
+    sql`UPDATE ${T} t JOIN JSON_TABLE(${batch}, '$[*]' COLUMNS (id VARCHAR(255) PATH '$.id', s VARCHAR(16) PATH '$.s',
+        r LONGTEXT PATH '$.r', e LONGTEXT PATH '$.e', n BIGINT PATH '$.n', a INT PATH '$.a')) i ON t.id = i.id
+      SET t.status = i.s, t.result = i.r, t.error = i.e, t.finished_at = i.n, t.attempts = i.a, t.lease_owner = NULL,
+        t.lease_id = NULL, t.lease_until = NULL, t.next_poll_at = NULL, t.version = t.version + 1, t.updated_at = i.n
+      WHERE t.queue = ${c.queue}`,
+  );
+  const freed = rows.filter((r) => slotKeys(laneKeysOf(r)).length > 0);
+  if (freed.length > 0) {
+    await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES ${join(freed.map((r) => sql`(${c.queue}, ${String(r.lane_key)})`), ', ')}`);
+  }
+  return rows;
+}
+
+/** Each call's task as written (a row of `rows`, by id), or a rejected promise of why its fence was refused. */
+export function completeAnswers(c: StoreContext, items: readonly Pending[], rows: readonly Row[]): Array<Task | Promise<Task>> {
+  const byId = new Map(rows.map((r) => [String(r.id), r]));
+  return items.map((p) => {
+    const r = byId.get(p.fence.id);
+    return r ? rowToTask(r, c.fair) : whyRejected(c, p.fence, { from: LIVE, op: 'complete' }).then((e) => Promise.reject(e));
+  });
+}
+
+/** complete_leased's arguments after p_queue; `cached`: the lease cache's rows the calls' fences match (their ctids go along). */
+export function pgCompleteArgs(batch: readonly Pending[], cached: ReadonlyArray<LeasedRow | undefined>): unknown[] {
+  return [
+    batch.map((p) => p.now),
+    batch.map((p) => p.fence.id),
+    cached.map((k) => k?.ctid ?? null),
+    batch.map((p) => p.fence.leaseId),
+    batch.map((p) => p.fence.version),
+    batch.map((p) => p.outcome.status),
+    batch.map((p) => resultJson(p.outcome)),
+    batch.map((p) => p.outcome.error ?? null),
+    batch.map((p) => attemptOf(p.outcome)),
+  ];
+}
+
+/** One row of complete_leased as the caller selected it: kind 1 (id, finishedAt) or 2 (`whole()`: the task row). */
+export interface PgCompleteRow {
+  kind: number;
+  id: string;
+  finishedAt: unknown;
+  whole(): Row;
+}
+
+/**
+ * complete_leased's rows as the rows written: a kind-1 row is the cached row plus the write. A
+ * cached call that matched nothing (its row moved) is in `again`, to be sent without its ctid.
+ */
+export function pgCompleteRows(
+  c: StoreContext,
+  items: readonly Pending[],
+  cached: ReadonlyArray<LeasedRow | undefined>,
+  got: readonly PgCompleteRow[],
+): { rows: Row[]; again: Pending[] } {
+  const out: Row[] = [];
+  const byId = new Map<string, PgCompleteRow>();
+  for (const r of got) byId.set(r.id, r);
+  const again: Pending[] = [];
+  items.forEach((p, i) => {
+    const k = cached[i];
+    if (k) c.leased.delete(p.fence.id);
+    const r = byId.get(p.fence.id);
+    if (!r) {
+      if (k) again.push(p);
+      return;
+    }
+    if (r.kind === 2) {
+      out.push(r.whole());
+      return;
+    }
+    const at = r.finishedAt;
+    out.push({
+      ...k!.row,
+      status: p.outcome.status,
+      result: resultJson(p.outcome),
+      error: p.outcome.error ?? null,
+      finished_at: at,
+      updated_at: at,
+      attempts: num(k!.row.attempts) + attemptOf(p.outcome),
+      lease_owner: null,
+      lease_id: null,
+      lease_until: null,
+      next_poll_at: null,
+      version: p.fence.version + 1,
+    });
+  });
+  return { rows: out, again };
 }

@@ -1,7 +1,7 @@
 import { InvalidStateError, StaleLeaseError, TaskNotFoundError } from '../../../core/errors';
 import type { Fence, Task, TaskStatus } from '../../../core/task';
 import { q, run, type StoreContext } from '../context';
-import type { Row } from '../db';
+import type { Exec, Row } from '../db';
 import { laneKeysOf, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
 import { byId } from './by-id';
 import { list, raw, sql, type Sql } from './sql';
@@ -45,20 +45,26 @@ export async function fencedWrite(c: StoreContext, fence: Fence, w: FencedWrite)
     const s = sql`WITH u AS (UPDATE ${T} SET ${set} WHERE ${where} RETURNING queue, ${raw(TASK_COLUMNS)})${release} SELECT * FROM u`;
     [row] = await c.pg!.rows(c.d.placeholders(s.text), s.params);
   } else {
-    row = await c.db.tx(async (x) => {
-      let r: Row | undefined;
-      if (c.d.returning) [r] = await q(x, sql`UPDATE ${T} SET ${set} WHERE ${where} RETURNING ${raw(TASK_COLUMNS)}`);
-      else if ((await run(x, sql`UPDATE ${T} SET ${set} WHERE ${where}`)) > 0)
-        [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${fence.id}`);
-      if (r && w.release && slotKeys(laneKeysOf(r)).length > 0) {
-        await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
-      }
-      if (r && w.stages && String(r.status) === 'PENDING_SUBMIT') await markStaged(x, c, Number(r.run_at));
-      return r;
-    }, { readCommitted: false });
+    row = await c.db.tx((x) => fencedWriteIn(x, c, fence, w), { readCommitted: false });
   }
   if (row) return rowToTask(row, c.fair);
   throw await whyRejected(c, fence, w);
+}
+
+/** fencedWrite's statements on MySQL and SQLite, in the caller's transaction `x`: the row written, or undefined when the fence matched nothing. */
+export async function fencedWriteIn(x: Exec, c: StoreContext, fence: Fence, w: FencedWrite): Promise<Row | undefined> {
+  const T = raw(c.t.tasks);
+  const set = sql`${w.set}, version = version + 1, updated_at = ${c.nowSql()}`;
+  const where = sql`${byId(c, fence.id)} AND lease_id = ${fence.leaseId} AND version = ${fence.version} AND status IN (${list(w.from)})`;
+  let r: Row | undefined;
+  if (c.d.returning) [r] = await q(x, sql`UPDATE ${T} SET ${set} WHERE ${where} RETURNING ${raw(TASK_COLUMNS)}`);
+  else if ((await run(x, sql`UPDATE ${T} SET ${set} WHERE ${where}`)) > 0)
+    [r] = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE id = ${fence.id}`);
+  if (r && w.release && slotKeys(laneKeysOf(r)).length > 0) {
+    await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES (${c.queue}, ${String(r.lane_key)})`);
+  }
+  if (r && w.stages && String(r.status) === 'PENDING_SUBMIT') await markStaged(x, c, Number(r.run_at));
+  return r;
 }
 
 function spread(s: Sql): [string, unknown[]] {
