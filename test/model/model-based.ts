@@ -39,6 +39,7 @@ import {
   TaskNotFoundError,
   TaskStatus,
   type Fence,
+  type SubmissionClaim,
   type LimitUpdate,
   type NewTask,
   type Task,
@@ -126,6 +127,16 @@ class Run {
     }
   }
 
+  /** A claim's answer against the model's claim of the same request (claimed in order, timed out, boosted). */
+  private claimed(res: SubmissionClaim, limit: number, leaseMs: number): void {
+    const model = this.model;
+    const want = model.claimSubmissions(limit, leaseMs, 'w');
+    expect((res.boosted ?? []).map((b) => [b.task.id, b.fromPriority, b.task.priority])).toEqual(want.boosted.map((b) => [b.id, b.fromPriority, model.get(b.id)!.priority]));
+    expect(res.claimed.map((t) => t.id)).toEqual(want.claimed.map((t) => t.id));
+    expect(res.timedOut.map((t) => t.id).sort()).toEqual(want.timedOut.map((t) => t.id).sort());
+    this.remember(res.claimed, want.claimed);
+  }
+
   /** 'any': any task the model knows; 'top': one of the 8 best due pending tasks (lane heads), else any. */
   private pickId(pick: number, aim: Aim): string | undefined {
     if (aim === 'top') {
@@ -180,11 +191,34 @@ class Run {
       }
       case 'claim': {
         const res = await store.claimSubmissions({ owner: 'w', limit: op.limit, leaseMs: op.leaseMs });
-        const want = model.claimSubmissions(op.limit, op.leaseMs, 'w');
-        expect((res.boosted ?? []).map((b) => [b.task.id, b.fromPriority, b.task.priority])).toEqual(want.boosted.map((b) => [b.id, b.fromPriority, model.get(b.id)!.priority]));
-        expect(res.claimed.map((t) => t.id)).toEqual(want.claimed.map((t) => t.id));
-        expect(res.timedOut.map((t) => t.id).sort()).toEqual(want.timedOut.map((t) => t.id).sort());
-        this.remember(res.claimed, want.claimed);
+        this.claimed(res, op.limit, op.leaseMs);
+        return true;
+      }
+      case 'completeAndClaim': {
+        // distinct held tasks, then maybe one whose lease was lost since (refused alone), then the claim
+        const valid = this.validHeld([TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING]);
+        const calls = [...new Set(valid.length ? op.picks.map((p) => valid[p % valid.length]) : [])];
+        const stale = this.staleHeld().filter((h) => !calls.some((c) => c.id === h.id));
+        const lost = op.stale !== null && stale.length > 0 ? stale[op.stale % stale.length] : null;
+        if (lost) calls.push(lost);
+        const error = op.status === TaskStatus.SUCCEEDED ? null : 'no';
+        const outcome = { status: op.status, result: { done: 1 }, error, remove: op.remove ? ({ now: true } as const) : null };
+        const fences = [];
+        for (const h of calls) fences.push(await this.fence(h));
+        if (!store.completeAndClaim) throw new Error('the store has no completeAndClaim');
+        const res = await store.completeAndClaim(fences.map((fence) => ({ fence, outcome })), { owner: 'w', limit: op.limit, leaseMs: op.leaseMs });
+        expect(res.completed.length).toBe(calls.length);
+        calls.forEach((h, i) => {
+          const got = res.completed[i];
+          const want = h === lost ? ({ ok: false, stale: true } as const) : model.complete(h.id, h.modelLeaseId, op.status, { done: 1 }, error, op.remove);
+          if (want.ok) {
+            if (got.error) throw new Error(`store rejected a valid complete on ${h.id} in completeAndClaim: ${String(got.error)}`);
+            expect(comparable(got.task)).toEqual(comparable(want.task));
+          } else {
+            expect(got.error ?? 'resolved').toBeInstanceOf(StaleLeaseError);
+          }
+        });
+        this.claimed(res.claim, op.limit, op.leaseMs);
         return true;
       }
       case 'claimPolls': {

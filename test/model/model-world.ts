@@ -54,6 +54,8 @@ export type Op =
   | { kind: 'markSubmitted'; pick: number; status: PollStatus; pollDelayMs: number }
   | { kind: 'recordPoll'; pick: number; status: PollStatus; delayMs: number; pollErrors: number }
   | { kind: 'complete'; pick: number; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED; remove: boolean }
+  /** TaskStore.completeAndClaim: completes of held tasks (picks; with `stale`, one more of a lease lost since), then a claim. */
+  | { kind: 'completeAndClaim'; picks: number[]; stale: number | null; status: TaskStatus.SUCCEEDED | TaskStatus.FAILED | TaskStatus.CANCELED; remove: boolean; limit: number; leaseMs: number }
   | { kind: 'retry'; pick: number; delayMs: number }
   | { kind: 'release'; pick: number }
   | { kind: 'renew'; pick: number; leaseMs: number }
@@ -205,6 +207,18 @@ export function opArb(w: ModelWorld, p: Policies): fc.Arbitrary<Op> {
         status: fc.constantFrom(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED),
         // removeOnComplete / removeOnFail `true`: deleted in the step that finishes it (slots freed, key free)
         remove: fc.constantFrom(false, false, true),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('completeAndClaim' as const),
+        picks: fc.array(pick, { minLength: 0, maxLength: 6 }),
+        stale: fc.option(pick, { freq: 3 }),
+        status: fc.constantFrom(TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.CANCELED),
+        remove: fc.constantFrom(false, false, false, true),
+        limit: fc.oneof(fc.constant(0), claimLimit),
+        leaseMs: fc.constantFrom(1000, 5000),
       }),
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick, delayMs: fc.constantFrom(0, 300, 2000) }) },
