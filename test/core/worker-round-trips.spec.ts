@@ -1,0 +1,99 @@
+/**
+ * issue 15 §1: a draining worker sends a turn's completes with its next claim in one store call
+ * (TaskStore.completeAndClaim) instead of a complete call and a claim call. Counted, not timed:
+ * the requests the store's own client sends its server (a script call, a statement; RealStores)
+ * and the port calls (countingStore) per finished task, the same drain run with the store as it
+ * is and with completeAndClaim hidden (the worker then calls complete() and claimSubmissions()).
+ */
+import { TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type NewTask, type TaskStore } from '../../libs/priority-queue/src/core';
+import { countingStore } from './support/counting-store';
+import { RealStores, type StoreKind } from './support/real-stores';
+
+jest.setTimeout(180_000);
+
+const stores = new RealStores();
+afterAll(() => stores.closeAll());
+
+/** Tasks per drain: ten batches of 16. */
+const N = 160;
+
+/** The store without completeAndClaim (every other member as it is). */
+function withoutCompleteAndClaim(store: TaskStore): TaskStore {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'completeAndClaim') return undefined;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+interface Drain {
+  /** Requests to the server per finished task (0 on memory). */
+  requests: number;
+  /** Port calls that write outcomes or claim (complete, claimSubmissions, completeAndClaim) per finished task. */
+  calls: number;
+  combinedCalls: number;
+  completesAlone: number;
+}
+
+async function drain(kind: StoreKind, concurrency: number, combined: boolean): Promise<Drain> {
+  const opened = await stores.open(kind);
+  const { store, calls } = countingStore(combined ? opened.store : withoutCompleteAndClaim(opened.store));
+  const registry = new TaskTypeRegistry();
+  registry.register('job', { idempotent: true }, { run: ({ payload }) => payload }, 'TestHandler');
+  const events = new TaskEvents();
+  const tasks: NewTask[] = Array.from({ length: N }, (_, i) => ({
+    id: `${kind}-${concurrency}-${combined}-${i}-${Math.random().toString(36).slice(2)}`,
+    idempotencyKey: null,
+    type: 'job',
+    payload: { i },
+    priority: 0,
+    providerKey: 'p',
+    accountId: null,
+    tenantId: null,
+    concurrencyKey: null,
+    delayMs: 0,
+    timeoutMs: null,
+    maxAttempts: 3,
+    idempotent: true,
+  }));
+  await store.create(tasks);
+  let done = 0;
+  let allDone!: () => void;
+  const finished = new Promise<void>((r) => (allDone = r));
+  events.on((e) => {
+    if (e.to === TaskStatus.SUCCEEDED && ++done === N) allDone();
+  });
+  const errors: unknown[] = [];
+  const worker = new Worker({ store, registry, events, concurrency, onError: (e) => errors.push(e) });
+  const requestsBefore = opened.requests();
+  calls.by.clear();
+  await worker.start();
+  await finished;
+  const requests = opened.requests() - requestsBefore;
+  const by = (m: string) => calls.by.get(m) ?? 0;
+  const counted = by('complete') + by('claimSubmissions') + by('completeAndClaim');
+  const out = { requests: requests / N, calls: counted / N, combinedCalls: by('completeAndClaim'), completesAlone: by('complete') };
+  await worker.stop();
+  expect(errors).toEqual([]);
+  const stats = await opened.store.stats();
+  expect(stats.byStatus[TaskStatus.SUCCEEDED]).toBe(N);
+  return out;
+}
+
+describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Worker round trips per finished task on %s', (kind) => {
+  it.each([1, 16])('concurrency %i: the completes ride on the claims (completeAndClaim), fewer calls and requests per task', async (concurrency) => {
+    const apart = await drain(kind, concurrency, false);
+    const together = await drain(kind, concurrency, true);
+    // without it: a complete and a claim per batch; with it, one call for both in a drain
+    expect(apart.combinedCalls).toBe(0);
+    expect(together.combinedCalls).toBeGreaterThan(0);
+    // nearly every complete rode on a claim: only the last batch's, and any a busy round left, went alone
+    expect(together.completesAlone).toBeLessThan(N / 4);
+    expect(together.calls).toBeLessThan(apart.calls * 0.75);
+    if (kind !== 'memory') expect(together.requests).toBeLessThan(apart.requests);
+    // eslint-disable-next-line no-console
+    if (process.env.ROUND_TRIPS) console.log(kind, concurrency, { apart, together });
+  });
+});
