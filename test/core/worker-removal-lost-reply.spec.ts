@@ -1,7 +1,8 @@
 /**
  * removeOnComplete: true with a real fault: the complete that deletes the task runs on the server
  * but its reply is lost (a TCP proxy drops the client's connection right after forwarding it;
- * test/support/tcp-proxy.ts). Redis: ioredis re-sends the script, which finds no task;
+ * test/support/tcp-proxy.ts). Redis: ioredis re-sends the script (complete, or complete_and_claim
+ * when it rode on a claim), which finds no task;
  * PostgreSQL: the driver reports the dropped connection, the worker writes again and finds no
  * task. Either way that complete did its work: the worker reports no error, the task's terminal
  * event is still emitted (events and waitFor see the end), the handler ran once.
@@ -19,7 +20,12 @@ afterAll(() => stores.closeAll());
 
 /** The chunks of the deleting complete, per store, as the client sends them. */
 const COMPLETE: Partial<Record<StoreKind, () => ChunkMatch[]>> = {
-  redis: () => luaCall('complete'),
+  // alone, or riding on a claim (completeAndClaim: a draining worker's usual way)
+  redis: () => {
+    const [alone] = luaCall('complete');
+    const [withClaim] = luaCall('complete_and_claim');
+    return [(c) => alone(c) || withClaim(c)];
+  },
   // sql/complete-removing.ts RemovingCompleter on PostgreSQL: one statement
   postgres: () => pgPrepared('WITH b AS (SELECT * FROM unnest'),
 };
