@@ -213,7 +213,7 @@ class Run {
           const want = h === lost ? ({ ok: false, stale: true } as const) : model.complete(h.id, h.modelLeaseId, op.status, { done: 1 }, error, op.remove);
           if (want.ok) {
             if (got.error) throw new Error(`store rejected a valid complete on ${h.id} in completeAndClaim: ${String(got.error)}`);
-            expect(comparable(got.task)).toEqual(comparable(want.task));
+            expect(taskView(got.task)).toEqual(taskView(want.task));
           } else {
             expect(got.error ?? 'resolved').toBeInstanceOf(StaleLeaseError);
           }
