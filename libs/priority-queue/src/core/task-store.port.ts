@@ -1,3 +1,5 @@
+// Above ~400 lines on purpose: the port is one interface whose doc comments are the contract every
+// store is held to (test/contract); its request and answer types sit beside the methods using them.
 import type { LimitUpdate, LimitsSnapshot } from './admission';
 import type { TaskExplanation } from './explain';
 import type { TaskHistoryEntry } from './history';
