@@ -17,21 +17,20 @@ import { PG_TASK_RESULT, pgClaimFunctionName, pgStoreError } from './schema/pg-f
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
   const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
-  const [a, b] = c.db.lockKeys;
   return retryOnConflict(c.d, async () => {
     const batch = randomUUID();
-    const rows = await c.pg!.rows(text, [
-      c.queue,
-      c.clock ? c.clock.now() : null,
-      Math.max(0, Math.floor(req.limit)),
-      req.leaseMs,
-      req.owner,
-      batch,
-      a,
-      b,
-    ]).catch(pgStoreError);
+    const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...c.db.lockKeys]).catch(pgStoreError);
     return fromRows(c, rows, req, batch);
   });
+}
+
+/**
+ * The claim arguments the PostgreSQL claim functions share after the queue name (claim,
+ * complete_and_claim, claim_polls): the store clock (null = the server's now()), the limit, the
+ * lease length, the owner and the call's batch id (lease ids are `<batch>:<task id>`).
+ */
+export function pgClaimArgs(c: StoreContext, req: ClaimRequest, batch: string): unknown[] {
+  return [c.clock ? c.clock.now() : null, Math.max(0, Math.floor(req.limit)), req.leaseMs, req.owner, batch];
 }
 
 /** The claim function's rows as the claim (completeAndClaim reads its part of the combined call's rows with it). */

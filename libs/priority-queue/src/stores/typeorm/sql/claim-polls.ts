@@ -4,6 +4,7 @@ import type { ClaimRequest } from '../../../core/task-store.port';
 import type { StoreContext } from '../context';
 import { retryOnConflict } from '../db';
 import { rowToTask } from '../rows';
+import { pgClaimArgs } from '../claim-submissions.pg';
 import { pgClaimPollsFunctionName } from '../schema/pg-functions';
 import { sql, Sql } from './sql';
 import { updateReturning } from './update-returning';
@@ -20,14 +21,7 @@ export async function claimPolls(c: StoreContext, req: ClaimRequest): Promise<Ta
   const batchId = randomUUID();
   if (c.pg) {
     const pg = c.pg;
-    const rows = await retryOnConflict(c.d, () => pg.rows(`SELECT * FROM ${pgClaimPollsFunctionName(c.t)}($1, $2, $3, $4, $5, $6)`, [
-      c.queue,
-      c.clock ? c.clock.now() : null,
-      Math.max(0, Math.floor(req.limit)),
-      req.leaseMs,
-      req.owner,
-      batchId,
-    ]));
+    const rows = await retryOnConflict(c.d, () => pg.rows(`SELECT * FROM ${pgClaimPollsFunctionName(c.t)}($1, $2, $3, $4, $5, $6)`, [c.queue, ...pgClaimArgs(c, req, batchId)]));
     return rows.map((r) => rowToTask(r, c.fair)).sort(byPoll);
   }
   return c.db.tx(async (x) => {

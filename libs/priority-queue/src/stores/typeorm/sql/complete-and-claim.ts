@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { answerOf } from '../../../core/complete-and-claim';
 import type { ClaimRequest, CompleteAndClaimResult, CompleteCall } from '../../../core/task-store.port';
 import { claimSubmissions } from '../claim-submissions';
-import { fromRows } from '../claim-submissions.pg';
+import { fromRows, pgClaimArgs } from '../claim-submissions.pg';
 import type { StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
 import { PG_TASK_RESULT, pgCompleteAndClaimFunctionName, pgStoreError } from '../schema/pg-functions';
@@ -40,20 +40,14 @@ async function completeAndClaimPg(c: StoreContext, items: readonly Pending[], re
   const names = PG_TASK_RESULT.map(([n]) => n).join(', ');
   const text = `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
       AS f(part, kind, wake, tid, ${names})`;
-  const [a, b] = c.db.lockKeys;
   const cached = items.map((p) => c.leased.match(p.fence));
   const { got, claim } = await retryOnConflict(c.d, async () => {
     const batch = randomUUID();
     const rows = await c.pg!.rows(text, [
       c.queue,
       ...pgCompleteArgs(items, cached),
-      c.clock ? c.clock.now() : null,
-      Math.max(0, Math.floor(req.limit)),
-      req.leaseMs,
-      req.owner,
-      batch,
-      a,
-      b,
+      ...pgClaimArgs(c, req, batch),
+      ...c.db.lockKeys,
     ]).catch(pgStoreError);
     const claimRows: Row[] = [];
     const completeRows: PgCompleteRow[] = [];
