@@ -25,6 +25,8 @@ export interface WireCounter {
   requests(): number;
   /** Redis only: requests per command name since start. */
   byCommand(): Map<string, number>;
+  /** Bytes the clients sent to the server since start (requests, not replies). */
+  bytesSent(): number;
   /**
    * Stops accepting connections, lets the clients close theirs (a pool that ends after its
    * owner's stop() resolved must not see its connections cut under a query), and cuts what is
@@ -36,6 +38,7 @@ export interface WireCounter {
 interface Tally {
   total: number;
   commands: Map<string, number>;
+  bytes?: number;
 }
 
 const CR = 0x0d;
@@ -166,7 +169,7 @@ export class PgCounter {
 }
 
 export async function startWireCounter(protocol: WireProtocol, upstream: { host: string; port: number }): Promise<WireCounter> {
-  const tally: Tally = { total: 0, commands: new Map() };
+  const tally: Tally = { total: 0, commands: new Map(), bytes: 0 };
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const counter = protocol === 'redis' ? new RespCounter(tally) : new PgCounter(tally);
@@ -181,7 +184,10 @@ export async function startWireCounter(protocol: WireProtocol, upstream: { host:
       sockets.delete(client);
       sockets.delete(up);
     };
-    client.on('data', (chunk: Buffer) => counter.feed(chunk));
+    client.on('data', (chunk: Buffer) => {
+      tally.bytes = (tally.bytes ?? 0) + chunk.length;
+      counter.feed(chunk);
+    });
     client.pipe(up);
     up.pipe(client);
     for (const s of [client, up]) {
@@ -200,6 +206,7 @@ export async function startWireCounter(protocol: WireProtocol, upstream: { host:
     port: address.port,
     requests: () => tally.total,
     byCommand: () => new Map(tally.commands),
+    bytesSent: () => tally.bytes ?? 0,
     async close(graceMs = 3_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const deadline = Date.now() + graceMs;
