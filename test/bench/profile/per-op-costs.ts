@@ -28,6 +28,7 @@ import { bullmqTarget } from '../targets/bullmq';
 import { graphileWorkerTarget } from '../targets/graphile-worker';
 import { ourRedisTarget } from '../targets/ours-redis';
 import { ourPostgresTarget } from '../targets/ours-typeorm';
+import { luaScripts } from '../../../libs/priority-queue/src/stores/redis/scripts';
 import type { BenchEnv, BenchTarget } from '../target';
 
 type Mode = 'submit' | 'order' | 'latency';
@@ -241,6 +242,22 @@ function only<T>(pair: readonly [T, T]): T[] {
   return o === 'ours' ? [pair[0]] : o === 'peer' ? [pair[1]] : [...pair];
 }
 
+/**
+ * The fixed cost of one call of our scripts, whatever it does: `create` with no task and `time`
+ * (the smallest script), in Redis' own usec per call (INFO commandstats).
+ */
+async function scriptFixedCost(admin: IORedis, calls: number): Promise<void> {
+  const scripts = luaScripts();
+  for (const name of ['create', 'time'] as const) {
+    const { source, sha } = scripts[name];
+    await admin.script('LOAD', source);
+    await admin.config('RESETSTAT');
+    for (let i = 0; i < calls; i++) await admin.evalsha(sha, 1, '{fixed:q}:seq', '{fixed:q}:', '', '0', '0');
+    const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await admin.info('commandstats'));
+    console.log(`  ${name}.lua (${(source.length / 1024).toFixed(1)} KB with its prelude and helpers) with no work: ${(Number(m![2]) / calls).toFixed(1)} µs per call`);
+  }
+}
+
 async function main(): Promise<void> {
   const arg = process.argv[2] ?? 'all';
   const modes: Mode[] = arg === 'all' ? ['submit', 'order', 'latency'] : [arg as Mode];
@@ -267,6 +284,7 @@ async function main(): Promise<void> {
           const wire = await priceSubmit(make(relayed), n, `r${id.length}`, probe, counter);
           show(id, { ...cpu, roundTrips: wire.roundTrips, bytes: wire.bytes }, 14);
         }
+        await scriptFixedCost(admin, 2000);
         continue;
       }
       const p = await startPostgresServer();
