@@ -236,10 +236,10 @@ function show(label: string, c: Costs, rows = 8): void {
     console.log(`    ${d.calls.toFixed(3).padStart(7)} calls ${d.us.toFixed(1).padStart(7)} µs${d.blocks === undefined ? '' : ` ${d.blocks.toFixed(1).padStart(6)} blks`}  ${d.name}`);
 }
 
-/** PQ_ONLY=ours|peer runs one side only (for a `node --cpu-prof` run of it). */
-function only<T>(pair: readonly [T, T]): T[] {
+/** PQ_ONLY=ours|peer runs one side only (for a `node --cpu-prof` run of it); the peer is last. */
+function only<T>(list: readonly T[]): T[] {
   const o = process.env.PQ_ONLY;
-  return o === 'ours' ? [pair[0]] : o === 'peer' ? [pair[1]] : [...pair];
+  return o === 'ours' ? list.slice(0, -1) : o === 'peer' ? list.slice(-1) : [...list];
 }
 
 /**
@@ -314,10 +314,14 @@ async function main(): Promise<void> {
       const relayUrl = p.url.replace(`${p.host}:${p.port}`, `${counter.host}:${counter.port}`);
       const relayed: BenchEnv = { postgres: { ...direct.postgres!, host: counter.host, port: counter.port, url: relayUrl } };
       const label = mode === 'order' ? 'order, concurrency 1' : `latency, ${gapMs} ms apart`;
-      for (const [id, make] of only([['ours (PostgreSQL)', ourPostgresTarget], ['graphile-worker', graphileWorkerTarget]] as const)) {
-        await pricePg(mode, make(direct), Math.min(n, 200), gapMs, `pw_${mode}`, probe, null);
-        const cpu = await pricePg(mode, make(direct), n, gapMs, `pd_${mode}`, probe, null);
-        const wire = await pricePg(mode, make(relayed), n, gapMs, `pr_${mode}`, probe, counter);
+      for (const [id, make] of only<readonly [string, (env: BenchEnv) => BenchTarget]>([
+        ['ours (PostgreSQL)', (env) => ourPostgresTarget(env)],
+        ['ours (PostgreSQL) removeOnComplete', (env) => ourPostgresTarget(env, { removeOnComplete: true })],
+        ['graphile-worker', graphileWorkerTarget],
+      ])) {
+        await pricePg(mode, make(direct), Math.min(n, 200), gapMs, `pw_${mode}${id.length}`, probe, null);
+        const cpu = await pricePg(mode, make(direct), n, gapMs, `pd_${mode}${id.length}`, probe, null);
+        const wire = await pricePg(mode, make(relayed), n, gapMs, `pr_${mode}${id.length}`, probe, counter);
         show(`${id} ${label}`, { ...cpu, roundTrips: wire.roundTrips, bytes: wire.bytes }, 16);
       }
     }
