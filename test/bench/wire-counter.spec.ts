@@ -99,6 +99,11 @@ describe('wire counter: relay to real servers', () => {
       expect(relay.requests() - requests0).toBe(5);
       expect((await commandsRun()) - run0).toBe(10); // set, 3 get, eval and its 5 incr
       expect(relay.byCommand().get('GET')).toBe(3);
+      // bytes sent: exactly the RESP encoding of what the client sent, replies not counted
+      const bytes0 = relay.bytesSent();
+      await client.set('k', 'x'.repeat(1000));
+      await client.get('k');
+      expect(relay.bytesSent() - bytes0).toBe(Buffer.byteLength(resp('set', 'k', 'x'.repeat(1000)) + resp('get', 'k')));
     } finally {
       client.disconnect();
       direct.disconnect();
