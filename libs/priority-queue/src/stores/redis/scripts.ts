@@ -102,7 +102,13 @@ export function splitLib(src: string): { head: string; blocks: LibBlock[] } {
   return { head: src.slice(0, at), blocks };
 }
 
-const identifiers = (text: string): Set<string> => new Set(text.match(/[A-Za-z_]\w*/g) ?? []);
+/**
+ * The names Lua code in `text` uses, comments left out: a helper's comment that names another
+ * helper (a block's text runs up to the next definition, so it holds the next one's comment too)
+ * must not pull that helper into every script using this one (each helper is a closure made on
+ * every call).
+ */
+const identifiers = (text: string): Set<string> => new Set(text.replace(/--[^\n]*/g, '').match(/[A-Za-z_]\w*/g) ?? []);
 
 /** The helper blocks `body` uses, directly or through other helpers, in lib.lua order. */
 export function helpersFor(body: string, blocks: readonly LibBlock[]): string {
