@@ -111,6 +111,7 @@ end
 
 -- index writes are gathered and done with one command per index (and per lane / priority)
 local byStatus, delayed, lanes, laneOrder, due, pend, boosts = {}, {}, {}, {}, {}, {}, {}
+local laneMin = {} -- lane -> the smallest order key this call adds to it
 local function zaddMany(key, list)
   for i = 1, #list, 1000 do
     redis.call('ZADD', key, unpack(list, i, math.min(i + 999, #list)))
@@ -219,6 +220,9 @@ for i = 0, n - 1 do
         l = {}
         lanes[lane] = l
         laneOrder[#laneOrder + 1] = lane
+        laneMin[lane] = k
+      elseif k < laneMin[lane] then
+        laneMin[lane] = k
       end
       l[#l + 1] = 0
       l[#l + 1] = k .. id
@@ -243,7 +247,11 @@ if #byStatus > 0 then
   zaddMany(K.boosts, boosts)
   for _, lane in ipairs(laneOrder) do
     zaddMany(dk('lane', lane), lanes[lane])
-    refreshReady(lane)
+    -- only a new head moves the lane's ready entry: a lane with one (so not parked: lib.lua park
+    -- drops it) whose head's key sorts before every key added here keeps it (one HGET, where
+    -- refreshReady reads the park, the head and the entry)
+    local cur = redis.call('HGET', K.laneready, lane)
+    if not cur or laneMin[lane] < string.sub(cur, 1, KEYW) then refreshReady(lane) end
   end
   WOKE = true -- idle workers claim the new work, or learn the new nextWakeAt
 end
