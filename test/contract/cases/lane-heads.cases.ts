@@ -47,6 +47,14 @@ export function laneHeadCases(ctx: ContractContext): void {
         expect(await claims(h, 3)).toEqual([b5.id, a0.id, a10.id]);
       });
 
+      it(`a task created above the stored head of its lane, which was below another lane's (${how})`, async () => {
+        const h = await ctx.open();
+        const { a10, a0, b5 } = await threeLanes(h);
+        // one create: a task at the end of lane A, and one that is B's new head and the first of all
+        const [aLow, b20] = await h.create({ providerKey: 'A', priority: -5 }, { providerKey: 'B', priority: 20 });
+        expect(await claims(h, 5)).toEqual([b20.id, a10.id, b5.id, a0.id, aLow.id]);
+      });
+
       it(`a task raised above every head, in a lane whose head is stale (${how})`, async () => {
         const h = await ctx.open();
         const { a10, a0, b5 } = await threeLanes(h);
