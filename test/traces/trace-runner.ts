@@ -36,6 +36,8 @@ import {
   type TaskEvent,
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
+import { completeThenClaim } from '../../libs/priority-queue/src/core/complete-and-claim';
+import type { ClaimRequest, CompleteCall } from '../../libs/priority-queue/src/core/task-store.port';
 import { ReferenceModel, type ModelTask } from '../model/reference-model';
 import { listAll, taskView, taskViews } from '../model/task-view';
 import { LEASE_MS, U, type Aim, type SubmitSpec, type TaskKind, type TraceOp } from './trace-world';
@@ -67,6 +69,11 @@ function gated(store: TaskStore): { store: TaskStore; gate: { open: boolean } } 
     get(target, prop) {
       if (prop === 'claimSubmissions') return (req: never) => (gate.open ? target.claimSubmissions(req) : Promise.resolve(empty));
       if (prop === 'claimPolls') return (req: never) => (gate.open ? target.claimPolls(req) : Promise.resolve([]));
+      // the worker's completes riding on a claim: written either way, the claim gated like the others
+      if (prop === 'completeAndClaim' && target.completeAndClaim) {
+        return (completes: readonly CompleteCall[], req: ClaimRequest) =>
+          gate.open ? target.completeAndClaim!(completes, req) : completeThenClaim({ complete: (f, o) => target.complete(f, o), claimSubmissions: () => Promise.resolve(empty) }, completes, req);
+      }
       if (prop === 'subscribe') return undefined;
       const v = Reflect.get(target, prop, target) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
