@@ -1,3 +1,6 @@
+-- Above ~400 lines on purpose: the one copy of the helpers every operation script shares (order
+-- key, lanes, slots, leases, history, fair share, boosts); scripts.ts gives each script only the
+-- helpers it uses, so a call never pays for the rest.
 -- lib.lua: helpers shared by every operation script. Never run alone: scripts.ts builds each
 -- script as  <prelude generated from keys.ts> .. lib.lua (the part up to `-- helpers:`, then the
 -- helpers the operation uses) .. <operation>.lua
