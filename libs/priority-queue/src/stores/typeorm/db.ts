@@ -22,6 +22,11 @@ export async function retryOnConflict<T>(dialect: Dialect, fn: () => Promise<T>)
 export interface Exec {
   rows<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * MySQL: runs an INSERT and returns the AUTO_INCREMENT value the server sent in its OK packet
+   * (LAST_INSERT_ID: the first row's; exact for a one-row INSERT), null when there is none.
+   */
+  insertId(sql: string, params?: readonly unknown[]): Promise<number | null>;
   /** The server clock read by the statement that took the queue lock (MySQL row lock), if any. */
   lockNow?: number;
 }
@@ -53,6 +58,7 @@ export interface TxOptions {
 interface QueryResultLike {
   records?: unknown[];
   affected?: number;
+  raw?: { insertId?: unknown };
 }
 
 /** A tiny FIFO mutex: SQLite through TypeORM has ONE connection, so transactions take turns. */
@@ -108,6 +114,10 @@ export class Db {
 
   run(sql: string, params: readonly unknown[] = []): Promise<number> {
     return this.single((x) => x.run(sql, params));
+  }
+
+  insertId(sql: string, params: readonly unknown[] = []): Promise<number | null> {
+    return this.single((x) => x.insertId(sql, params));
   }
 
   private single<T>(fn: (x: Exec) => Promise<T>): Promise<T> {
@@ -178,6 +188,11 @@ export class Db {
       async run(sql: string, params: readonly unknown[] = []): Promise<number> {
         const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
         return r.affected ?? (Array.isArray(r.records) ? r.records.length : 0);
+      },
+      async insertId(sql: string, params: readonly unknown[] = []): Promise<number | null> {
+        const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
+        const id = Number(r.raw?.insertId);
+        return Number.isSafeInteger(id) && id > 0 ? id : null;
       },
     };
   }

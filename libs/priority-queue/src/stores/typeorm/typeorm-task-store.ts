@@ -293,7 +293,11 @@ export class TypeOrmTaskStore implements TaskStore {
             const prior = existing.get(k) ?? made.get(firstOfKey.get(k)!)!;
             return { task: clone(prior), created: false };
           });
-        });
+          // MySQL: without fairness the create is one plain read and INSERTs, which lock alike at
+          // every level (the duplicate-key check takes its gap lock under READ COMMITTED too), so
+          // it keeps the session's level (one round trip less); fair tagging reads F rows FOR
+          // UPDATE, which must not take gap locks (sql/fair-tags.ts).
+        }, { readCommitted: c.fair });
         if (c.d.kind !== 'postgres' && out.some((r) => r.created && r.task.runAt <= r.task.createdAt)) this.wakes.notify();
         return out;
       } catch (e) {

@@ -58,7 +58,13 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
     if (c.d.returning) {
       for (const r of await q<{ id: string; seq: unknown }>(x, sql`${insert} RETURNING id, seq`)) seqs.set(String(r.id), Number(r.seq));
     } else {
-      await run(x, insert);
+      // one row: its seq is the LAST_INSERT_ID of the OK packet (no read back); a multi-row
+      // INSERT's ids need not be consecutive (innodb_autoinc_lock_mode = 2, auto_increment_increment)
+      const one = part.length === 1 ? await x.insertId(insert.text, insert.params) : (await run(x, insert), null);
+      if (one !== null) {
+        seqs.set(part[0].id, one);
+        continue;
+      }
       const got = await q<{ id: string; seq: unknown }>(x, sql`SELECT id, seq FROM ${raw(c.t.tasks)} WHERE id IN (${list(part.map((n) => n.id))})`);
       for (const r of got) seqs.set(String(r.id), Number(r.seq));
     }

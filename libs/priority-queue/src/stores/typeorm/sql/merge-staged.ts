@@ -1,11 +1,11 @@
 import { compareOrder, type OrderFields } from '../../../core/order-key';
-import type { StoreContext } from '../context';
-import type { Exec } from '../db';
+import { q, run, type StoreContext } from '../context';
+import type { Exec, Row } from '../db';
 import { orderOfRow } from '../order-columns';
-import { laneKeysOf } from '../rows';
+import { laneKeysOf, TASK_COLUMNS } from '../rows';
 import { laneFromRow, lanesByKey, writeLanes, type LaneState } from './lanes';
-import { sql } from './sql';
-import { dueMarks, spendMarks, usesStageMarks } from './stage-marks';
+import { list, raw, sql } from './sql';
+import { remarkStaged, spendDueMarks, usesStageMarks } from './stage-marks';
 import { updateReturning } from './update-returning';
 
 /**
@@ -14,24 +14,34 @@ import { updateReturning } from './update-returning';
  * of its stored head and the best merged task. Reads the partial index (queue, run_at) WHERE
  * PENDING_SUBMIT AND staged = 1, so its cost is the number of tasks that became due since the
  * last claim (each task is merged once). MySQL reads the staged range only when a stage mark
- * is due (see stage-marks.ts).
+ * is due (see stage-marks.ts): it deletes the due marks first, merges, then re-marks what stays.
  *
  * Locks: queue lock; the merged rows FOR UPDATE; lanes rows are only written by queue-lock
  * holders.
  */
 export async function mergeDueStaged(x: Exec, c: StoreContext, now: number): Promise<number> {
-  const marks = usesStageMarks(c) ? await dueMarks(x, c, now) : null;
-  if (marks !== null && marks.length === 0) return 0;
+  const marks = usesStageMarks(c);
+  if (marks && (await spendDueMarks(x, c, now)) === 0) return 0;
   const merged = await merge(x, c, now);
-  if (marks !== null) await spendMarks(x, c, marks);
+  if (marks) await remarkStaged(x, c);
   return merged;
 }
 
+/** The due staged rows, locked, then marked merged: rows as written. */
+async function takeDueStaged(x: Exec, c: StoreContext, now: number): Promise<Row[]> {
+  const where = sql`status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`;
+  if (c.d.returning) return updateReturning(x, c, { where, set: sql`staged = 0` });
+  // MySQL: the whole rows in the locking read, then the UPDATE (updateReturning would read them again after it)
+  const T = raw(c.t.tasks);
+  const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} FOR UPDATE`);
+  if (rows.length === 0) return [];
+  await run(x, sql`UPDATE ${T} SET staged = 0 WHERE seq IN (${list(rows.map((r) => r.seq))})`);
+  for (const r of rows) r.staged = 0;
+  return rows;
+}
+
 async function merge(x: Exec, c: StoreContext, now: number): Promise<number> {
-  const rows = await updateReturning(x, c, {
-    where: sql`status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`,
-    set: sql`staged = 0`,
-  });
+  const rows = await takeDueStaged(x, c, now);
   if (rows.length === 0) return 0;
   const best = new Map<string, { order: OrderFields; row: (typeof rows)[number] }>();
   for (const r of rows) {

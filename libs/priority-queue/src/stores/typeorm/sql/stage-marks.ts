@@ -1,7 +1,6 @@
-import { q, run, type StoreContext } from '../context';
+import { run, type StoreContext } from '../context';
 import type { Exec } from '../db';
-import { numOrNull } from '../rows';
-import { list, raw, sql } from './sql';
+import { raw, sql } from './sql';
 
 /**
  * MySQL / MariaDB only: `<prefix>stage_marks`, a small table that says "staged
@@ -13,7 +12,7 @@ import { list, raw, sql } from './sql';
  * Invariant: every staged task has a mark of its queue with mark.run_at <= task.run_at,
  * written in the same transaction that staged it (create: one mark per batch; retry,
  * recovery, changePriority: one per statement). A claim that merges deletes the due marks it
- * read and marks what stays staged (all of it not yet due) with its earliest run_at.
+ * spent and marks what stays staged (all of it not yet due) with its earliest run_at.
  * PostgreSQL and SQLite read their partial staged index directly (nothing dead in it for
  * long) and write no marks.
  */
@@ -26,25 +25,27 @@ export async function markStaged(x: Exec, c: StoreContext, runAt: number | null)
   await run(x, sql`INSERT INTO ${raw(c.t.stageMarks)} (queue, run_at) VALUES (${c.queue}, ${runAt})`);
 }
 
-/** Ids of the due marks; an empty list means no staged task is due (skip the merge). */
-export async function dueMarks(x: Exec, c: StoreContext, now: number): Promise<unknown[]> {
-  const rows = await q<{ id: unknown }>(x, sql`SELECT id FROM ${raw(c.t.stageMarks)} WHERE queue = ${c.queue} AND run_at <= ${now}`);
-  return rows.map((r) => r.id);
+/**
+ * Spends the due marks before the merge: deletes them and says how many there were (0: no staged
+ * task is due, skip the merge). Each mark was committed with its tasks, so every task whose mark
+ * this deletes is visible to the merge's locking read that follows; a mark committed after this
+ * DELETE stays for the next claim. One statement (was a read of the ids, then their DELETE after
+ * the merge).
+ */
+export function spendDueMarks(x: Exec, c: StoreContext, now: number): Promise<number> {
+  return run(x, sql`DELETE FROM ${raw(c.t.stageMarks)} WHERE queue = ${c.queue} AND run_at <= ${now}`);
 }
 
-/** After a merge: the marks read are spent; what stays staged gets one mark. */
-export async function spendMarks(x: Exec, c: StoreContext, ids: readonly unknown[]): Promise<void> {
-  if (ids.length === 0) return;
-  await run(x, sql`DELETE FROM ${raw(c.t.stageMarks)} WHERE id IN (${list(ids)})`);
-  const [r] = await q<{ m: unknown }>(
+/**
+ * After a merge: what stays staged (none of it due) gets one mark at its earliest run_at, read
+ * and written in one statement (READ COMMITTED: the INSERT ... SELECT reads the tasks as a
+ * consistent read, without locks).
+ */
+export async function remarkStaged(x: Exec, c: StoreContext): Promise<void> {
+  await run(
     x,
-    sql`SELECT MIN(run_at) AS m FROM ${raw(c.t.tasks)} WHERE status = 'PENDING_SUBMIT' AND staged = 1 AND queue = ${c.queue}`,
+    sql`INSERT INTO ${raw(c.t.stageMarks)} (queue, run_at)
+      SELECT ${c.queue}, MIN(run_at) FROM ${raw(c.t.tasks)} WHERE status = 'PENDING_SUBMIT' AND staged = 1 AND queue = ${c.queue}
+      HAVING MIN(run_at) IS NOT NULL`,
   );
-  await markStaged(x, c, numOrNull(r?.m));
-}
-
-/** Earliest mark: the next time a staged task may be due (the wake-up hint). */
-export async function earliestMark(x: Exec, c: StoreContext): Promise<number | null> {
-  const [r] = await q<{ m: unknown }>(x, sql`SELECT MIN(run_at) AS m FROM ${raw(c.t.stageMarks)} WHERE queue = ${c.queue}`);
-  return numOrNull(r?.m);
 }
