@@ -16,7 +16,7 @@ import { markClaimed } from './sql/mark-claimed';
 import { mergeDueStaged } from './sql/merge-staged';
 import { preparationDue } from './sql/preparation-due';
 import { nextWakeAt } from './sql/next-wake';
-import { loadResources, writeResources, type Resource } from './sql/resources';
+import { cacheProviders, loadResources, writeResources, type Resource } from './sql/resources';
 
 /**
  * claimSubmissions (DESIGN §2–§3, LANES.md): ONE short transaction per batch, serialised per
@@ -65,6 +65,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
           async page(size, changed, cache) {
             await writeLanes(x, c, changed); // the page must see this claim's changes
             const rows = await readyLanes(x, c, size);
+            cacheProviders(cache, rows); // MySQL: joined to the page (sql/lanes.ts readyLanes)
             await loadResources(x, c, cache, rows.flatMap((r) => admissionKeys(laneKeysOf(r))));
             return rows;
           },

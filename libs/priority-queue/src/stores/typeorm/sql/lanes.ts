@@ -51,15 +51,27 @@ export function isReady(l: LaneState): boolean {
  * (queue, h1, h2, h_run_at, h_created_at, h_seq) WHERE ready = 1 (MySQL: (queue, ready, ...)),
  * so its cost depends on the number of lanes read, never on the number of tasks behind them
  * or on history. No row lock: lanes change only under the queue lock, which the caller holds.
+ * MySQL / MariaDB: each lane comes with its provider's resource row (columns `pr_*`, NULL when
+ * there is none; sql/resources.ts cacheProviders), a primary-key lookup per lane of the page:
+ * one round trip less per claim (every lane has a provider key).
  */
 export function readyLanes(x: Exec, c: StoreContext, limit: number): Promise<Row[]> {
+  const page = sql`SELECT ${raw(LANE_COLUMNS)}${raw(c.d.kind === 'mysql' ? ', h1' : '')} FROM ${raw(c.t.lanes)}
+      WHERE queue = ${c.queue} AND ready = 1
+      ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT ${raw(String(limit))}`;
+  if (c.d.kind !== 'mysql') return q(x, page);
+  // the page is a derived table (LIMIT: materialised, not merged), so the join cannot change its plan
   return q(
     x,
-    sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)}
-      WHERE queue = ${c.queue} AND ready = 1
-      ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT ${raw(String(limit))}`,
+    sql`SELECT l.*, 1 AS pr_joined, ${raw(PROVIDER_COLUMNS)} FROM (${page}) l
+      LEFT JOIN ${raw(c.t.resources)} pr ON pr.queue = ${c.queue} AND pr.rkey = CONCAT('p:', l.provider_key)
+      ORDER BY l.h1, l.h2, l.h_run_at, l.h_created_at, l.h_seq`,
   );
 }
+
+const PROVIDER_COLUMNS = ['rkey', 'in_use', 'tat', 'configured', 'limit_value', 'paused', 'qps', 'burst', 'account_concurrency']
+  .map((k) => `pr.${k} AS pr_${k}`)
+  .join(', ');
 
 export async function lanesByKey(x: Exec, c: StoreContext, keys: readonly string[]): Promise<Map<string, LaneState>> {
   const out = new Map<string, LaneState>();

@@ -1,6 +1,6 @@
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
-import { chunks, num, numOrNull } from '../rows';
+import { chunks, num, numOrNull, rk } from '../rows';
 import { join, list, raw, sql, type Sql } from './sql';
 
 /**
@@ -50,6 +50,25 @@ export async function loadResources(x: Exec, c: StoreContext, cache: Map<string,
     for (const k of part) cache.set(k, emptyResource(k));
     const rows = await q(x, sql`SELECT ${raw(ALL)} FROM ${raw(c.t.resources)} WHERE queue = ${c.queue} AND rkey IN (${list(part)})`);
     for (const r of rows) cache.set(String(r.rkey), resourceFromRow(r));
+  }
+}
+
+/**
+ * The provider resources that came joined to a page of ready lanes (sql/lanes.ts readyLanes,
+ * MySQL: columns `pr_*`), into `cache` where it has no entry yet (a cached one may already carry
+ * this claim's changes).
+ */
+export function cacheProviders(cache: Map<string, Resource>, lanes: readonly Row[]): void {
+  for (const l of lanes) {
+    if (l.pr_joined === undefined) continue;
+    const key = rk.provider(String(l.provider_key));
+    if (cache.has(key)) continue;
+    if (l.pr_rkey === null || l.pr_rkey === undefined) cache.set(key, emptyResource(key));
+    else {
+      const r: Row = {};
+      for (const k of Object.keys(l)) if (k.startsWith('pr_')) r[k.slice(3)] = l[k];
+      cache.set(key, resourceFromRow(r));
+    }
   }
 }
 
