@@ -16,10 +16,10 @@ import { PG_TASK_RESULT, pgClaimFunctionName, pgStoreError } from './schema/pg-f
  * row in the lease cache for the task's complete (context.ts LeasedRow).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
-  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
   return retryOnConflict(c.d, async () => {
     const batch = randomUUID();
-    const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...c.db.lockKeys]).catch(pgStoreError);
+    const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...pgClaimQueueArgs(c)]).catch(pgStoreError);
     return fromRows(c, rows, req, batch);
   });
 }
@@ -31,6 +31,15 @@ export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Pr
  */
 export function pgClaimArgs(c: StoreContext, req: ClaimRequest, batch: string): unknown[] {
   return [c.clock ? c.clock.now() : null, Math.max(0, Math.floor(req.limit)), req.leaseMs, req.owner, batch];
+}
+
+/**
+ * The claim function's arguments after those of pgClaimArgs (claim, complete_and_claim): the
+ * queue's advisory lock keys, its aging interval and whether it has fairness (what init() holds
+ * equal to the queues row, so the claim does not read it).
+ */
+export function pgClaimQueueArgs(c: StoreContext): unknown[] {
+  return [...c.db.lockKeys, c.aging, c.fair];
 }
 
 /** The claim function's rows as the claim (completeAndClaim reads its part of the combined call's rows with it). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { answerOf } from '../../../core/complete-and-claim';
 import type { ClaimRequest, CompleteAndClaimResult, CompleteCall } from '../../../core/task-store.port';
 import { claimSubmissions } from '../claim-submissions';
-import { fromRows, pgClaimArgs } from '../claim-submissions.pg';
+import { fromRows, pgClaimArgs, pgClaimQueueArgs } from '../claim-submissions.pg';
 import type { StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
 import { PG_TASK_RESULT, pgCompleteAndClaimFunctionName, pgStoreError } from '../schema/pg-functions';
@@ -38,7 +38,7 @@ export async function completeAndClaimSql(c: StoreContext, completes: readonly C
 
 async function completeAndClaimPg(c: StoreContext, items: readonly Pending[], req: ClaimRequest): Promise<CompleteAndClaimResult> {
   const names = PG_TASK_RESULT.map(([n]) => n).join(', ');
-  const text = `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  const text = `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
       AS f(part, kind, wake, tid, ${names})`;
   const cached = items.map((p) => c.leased.match(p.fence));
   const { got, claim } = await retryOnConflict(c.d, async () => {
@@ -47,7 +47,7 @@ async function completeAndClaimPg(c: StoreContext, items: readonly Pending[], re
       c.queue,
       ...pgCompleteArgs(items, cached),
       ...pgClaimArgs(c, req, batch),
-      ...c.db.lockKeys,
+      ...pgClaimQueueArgs(c),
     ]).catch(pgStoreError);
     const claimRows: Row[] = [];
     const completeRows: PgCompleteRow[] = [];

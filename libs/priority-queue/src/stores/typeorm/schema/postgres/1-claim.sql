@@ -1,4 +1,4 @@
--- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2): the whole claimSubmissions
+-- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2, aging, fair): the whole claimSubmissions
 -- of the PostgreSQL store in ONE statement, called as an autocommit SELECT by
 -- claim-submissions.pg.ts (plans cached by PL/pgSQL). Rows out as (kind, wake, ctid, task
 -- columns): kind 3 = raised by a deadline boost (whole row as the boost wrote it, wake = the
@@ -55,13 +55,20 @@
 -- while a claim runs is applied by the next claim; tasks of that create may be claimed from
 -- their lane meanwhile, which is the order of a claim that started after the create.
 --
+-- aging / fair: the queue's aging interval (ms, 0 = none) and whether it has fairness, as the
+-- caller's store has them: init() refuses a store whose options differ from the queues row, so
+-- the claim never reads that row.
+--
 -- Plans: force_generic_plan. Every statement's access path is fixed by its index conditions
 -- (partial indexes, row comparisons on the lane index, TID scans); PL/pgSQL's default re-planned
 -- the larger statements on every call (their custom plans looked cheaper): 15% of a one-lane
--- claim.
+-- claim. No parallel plans (max_parallel_workers_per_gather = 0): a generic plan estimates a
+-- range on a parameter at a third of the table, so on a table of a million finished rows the boost
+-- probe was planned as a Gather of two workers over an empty partial index (15 ms a claim to
+-- start the workers); every statement here reads a few index entries, none gains from workers.
 CREATE OR REPLACE FUNCTION {{prefix}}claim(
   p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar,
-  p_lock1 integer, p_lock2 integer)
+  p_lock1 integer, p_lock2 integer, p_aging bigint, p_fair boolean)
 RETURNS TABLE (
   o_kind smallint, o_wake bigint, o_ctid tid, o_seq bigint, o_id varchar,
   o_idempotency_key varchar, o_type varchar, o_payload text, o_priority integer, o_run_at bigint,
@@ -74,6 +81,7 @@ RETURNS TABLE (
   o_boost_priority integer)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+SET max_parallel_workers_per_gather = 0
 AS $fn$
 DECLARE
   v_now bigint;
@@ -100,8 +108,7 @@ DECLARE
   v_read integer;
   v_got tid[];
   v_claimed tid[] := '{}';
-  v_aging bigint;
-  v_fair boolean;
+  v_due bigint;
   v_ids varchar[];
   v_from integer[];
   v_tags bigint[];
@@ -117,8 +124,9 @@ BEGIN
   -- its boost priority takes it, re-keyed as order-columns.ts orderColumns keys it (aging:
   -- k1 = run_at - P*T, k2 = -P; fairness: k1 = -P, k2 = its new tag; else k1 = k2 = -P) and
   -- staged, so step 4 merges it into its lane (the lane's head a lower bound again).
-  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL AND boost_due <= v_now) THEN
-    SELECT aging_interval_ms, fairness IS NOT NULL INTO v_aging, v_fair FROM {{prefix}}queues WHERE queue = p_queue;
+  -- The probe reads the first entry of the index (one row whatever the table holds).
+  SELECT boost_due INTO v_due FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL ORDER BY boost_due LIMIT 1;
+  IF v_due <= v_now THEN
     SELECT array_agg(b.id ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise), array_agg(b.priority ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
         array_agg(coalesce(b.tenant_id, '') ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
         array_agg(b.boost_priority ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise), array_agg(b.id) FILTER (WHERE NOT b.raise)
@@ -127,7 +135,7 @@ BEGIN
           x.status = 'PENDING_SUBMIT' AND x.boost_priority IS NOT NULL AND x.priority < x.boost_priority AS raise
         FROM {{prefix}}tasks x WHERE x.queue = p_queue AND x.boost_due IS NOT NULL AND x.boost_due <= v_now
         ORDER BY x.boost_due, x.seq FOR UPDATE) b;
-    IF v_ids IS NOT NULL AND v_fair THEN
+    IF v_ids IS NOT NULL AND p_fair THEN
       v_tags := {{prefix}}fair_tag(p_queue, v_keys_t, v_to);
     END IF;
     -- the boosts that change nothing fire too: by the ids locked above, never a row this
@@ -135,8 +143,8 @@ BEGIN
     RETURN QUERY WITH f AS (UPDATE {{prefix}}tasks x SET boost_due = NULL WHERE x.id = ANY (v_unused)),
       b AS (SELECT * FROM unnest(v_ids, v_from, v_tags) WITH ORDINALITY AS b(id, from_priority, tag, ord)),
       u AS (UPDATE {{prefix}}tasks x SET boost_due = NULL, priority = x.boost_priority,
-          k1 = CASE WHEN v_aging > 0 THEN x.run_at - x.boost_priority::bigint * v_aging ELSE -x.boost_priority::bigint END,
-          k2 = CASE WHEN v_fair THEN b.tag ELSE -x.boost_priority::bigint END,
+          k1 = CASE WHEN p_aging > 0 THEN x.run_at - x.boost_priority::bigint * p_aging ELSE -x.boost_priority::bigint END,
+          k2 = CASE WHEN p_fair THEN b.tag ELSE -x.boost_priority::bigint END,
           staged = 1, version = x.version + 1, updated_at = v_now
         FROM b WHERE x.id = b.id
         RETURNING b.ord, b.from_priority, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
@@ -327,15 +335,10 @@ BEGIN
   END IF;
   -- 7. fair share: V[p] = max(V[p], tag) over the tasks claimed at each level (F[t,p] rows are
   -- kept, see the header)
-  IF v_n > 0 THEN
-    IF v_fair IS NULL THEN
-      SELECT fairness IS NOT NULL INTO v_fair FROM {{prefix}}queues WHERE queue = p_queue;
-    END IF;
-    IF v_fair THEN
-      INSERT INTO {{prefix}}fair_levels AS fl (queue, priority, vtime)
-        SELECT p_queue, x.priority, max(x.k2) FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed) GROUP BY x.priority ORDER BY x.priority
-        ON CONFLICT (queue, priority) DO UPDATE SET vtime = greatest(fl.vtime, excluded.vtime);
-    END IF;
+  IF v_n > 0 AND p_fair THEN
+    INSERT INTO {{prefix}}fair_levels AS fl (queue, priority, vtime)
+      SELECT p_queue, x.priority, max(x.k2) FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed) GROUP BY x.priority ORDER BY x.priority
+      ON CONFLICT (queue, priority) DO UPDATE SET vtime = greatest(fl.vtime, excluded.vtime);
   END IF;
 
   -- the claimed rows, by the ctids their UPDATEs wrote (our own new row versions)

@@ -19,7 +19,8 @@
 CREATE OR REPLACE FUNCTION {{prefix}}complete_and_claim(
   p_queue varchar, p_nows bigint[], p_ids varchar[], p_tids tid[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
   p_results text[], p_errors text[], p_attempts integer[],
-  p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar, p_lock1 integer, p_lock2 integer)
+  p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar, p_lock1 integer, p_lock2 integer,
+  p_aging bigint, p_fair boolean)
 RETURNS TABLE (
   o_part smallint, o_kind smallint, o_wake bigint, o_ctid tid, o_seq bigint, o_id varchar,
   o_idempotency_key varchar, o_type varchar, o_payload text, o_priority integer, o_run_at bigint,
@@ -51,6 +52,6 @@ BEGIN
       k.o_idempotent, k.o_lease_owner, k.o_lease_id, k.o_lease_until, k.o_result, k.o_error,
       k.o_external_id, k.o_next_poll_at, k.o_poll_errors, k.o_cancel_requested, k.o_updated_at,
       k.o_finished_at, k.o_k2, k.o_boost_at, k.o_boost_priority
-    FROM {{prefix}}claim(p_queue, p_now, p_limit, p_lease_ms, p_owner, p_batch, p_lock1, p_lock2) k;
+    FROM {{prefix}}claim(p_queue, p_now, p_limit, p_lease_ms, p_owner, p_batch, p_lock1, p_lock2, p_aging, p_fair) k;
 END
 $fn$;
