@@ -1,0 +1,143 @@
+import { DataSource } from 'typeorm';
+import { fenceOf, TaskStatus, type NewTask } from '../../libs/priority-queue/src/core';
+import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
+import { dataSourceOptions, openDatabase, type OpenDatabase } from './typeorm-dialects';
+
+// A real PostgreSQL 15 server; never skipped. ~5 s (20,000 rows copied in one statement).
+jest.setTimeout(120_000);
+
+/**
+ * The PostgreSQL claim and complete read live rows only, whatever else the table holds (the
+ * bench's "1k pending + 1M finished rows" row): on a table of FINISHED finished rows, seeded and
+ * ANALYZEd before the pending tasks are written as the backlog scenario does, every statement
+ * the claim function runs (alone, and inside complete_and_claim with complete_leased's) is
+ * planned without parallel workers and without a sequential scan of the tasks table, and no plan
+ * node reads or filters out more rows than a claim of LIMIT could need.
+ *
+ * The plans come from auto_explain (ANALYZE, nested statements) on the store's one pooled
+ * connection, whose parallel costs are set to zero: the planner then gives workers to any
+ * statement it estimates large, so a statement that a table of a million rows would send to
+ * workers shows it here on 20,000 (a generic plan estimated the boost probe's range at a third
+ * of the table: two workers launched per claim, 15 ms each, on an empty index). Shapes, not
+ * times: deterministic.
+ */
+const FINISHED = 20_000;
+const PENDING = 300;
+const LIMIT = 32;
+const PREFIX = 'pl_';
+/** Rows a node may touch: a claim's batch and the lanes' next heads, with room, far below FINISHED. */
+const MAX_ROWS = 1_000;
+
+const task = (i: number): NewTask => ({
+  id: `p${i}`,
+  idempotencyKey: null,
+  type: 'job',
+  payload: { i },
+  priority: i % 10,
+  providerKey: `prov${i % 3}`,
+  accountId: i % 2 === 0 ? `a${i % 5}` : null,
+  tenantId: i % 3 === 0 ? `t${i % 4}` : null,
+  concurrencyKey: null,
+  delayMs: 0,
+  timeoutMs: null,
+  maxAttempts: 3,
+  idempotent: true,
+});
+
+describe('TypeORM store on PostgreSQL: claim and complete plans on a table of finished rows', () => {
+  let db: OpenDatabase;
+  let ds: DataSource;
+  const plans: string[] = [];
+
+  beforeAll(async () => {
+    db = await openDatabase('postgres');
+    // one connection: the session settings below are those of every statement the store sends
+    ds = new DataSource({ ...(dataSourceOptions('postgres', db.server!) as object), extra: { max: 1 } } as never);
+    await ds.initialize();
+  });
+
+  afterAll(async () => {
+    await ds?.destroy().catch(() => undefined);
+    await db?.close();
+  });
+
+  /** Runs fn with auto_explain on and returns the plans of the statements it ran, nested ones included. */
+  async function explained(fn: () => Promise<void>): Promise<string[]> {
+    const qr = ds.createQueryRunner();
+    const client = (await qr.connect()) as { on(e: 'notice', f: (m: { message?: string }) => void): void; removeAllListeners(e: string): void };
+    for (const s of [
+      "LOAD 'auto_explain'",
+      'SET auto_explain.log_min_duration = 0',
+      'SET auto_explain.log_analyze = on',
+      'SET auto_explain.log_nested_statements = on',
+      'SET parallel_setup_cost = 0',
+      'SET parallel_tuple_cost = 0',
+      'SET min_parallel_table_scan_size = 0',
+      'SET min_parallel_index_scan_size = 0',
+      'SET client_min_messages = log',
+    ]) await qr.query(s);
+    const got: string[] = [];
+    client.on('notice', (m) => got.push(String(m.message ?? '')));
+    await qr.release();
+    try {
+      await fn();
+    } finally {
+      client.removeAllListeners('notice');
+      await ds.query('RESET ALL');
+    }
+    plans.push(...got);
+    return got.filter((p) => p.includes(`${PREFIX}tasks`));
+  }
+
+  function offenders(plan: string): string[] {
+    const out: string[] = [];
+    if (/Gather|Parallel/.test(plan)) out.push('parallel workers');
+    if (new RegExp(`Seq Scan on ${PREFIX}tasks\\b`).test(plan)) out.push('sequential scan of the tasks table');
+    for (const m of plan.matchAll(/actual time=[0-9.]+\.\.[0-9.]+ rows=(\d+) loops=(\d+)/g)) {
+      if (Number(m[1]) * Number(m[2]) > MAX_ROWS) out.push(`a node of ${Number(m[1]) * Number(m[2])} rows`);
+    }
+    for (const m of plan.matchAll(/Rows Removed by (?:Filter|Index Recheck): (\d+)/g)) {
+      if (Number(m[1]) > MAX_ROWS) out.push(`${m[1]} rows filtered out`);
+    }
+    return out;
+  }
+
+  it('claims and completes through index reads of live rows only', async () => {
+    const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: PREFIX, queue: 'plans' });
+    await store.init();
+    // the finished rows: one real task finished, then copied (as the bench's seed does)
+    await store.create([task(-1)]);
+    const first = await store.claimSubmissions({ owner: 'seed', limit: 1, leaseMs: 60_000 });
+    await store.complete(fenceOf(first.claimed[0]), { status: TaskStatus.SUCCEEDED, result: null });
+    const columns: Array<{ column_name: string; column_default: string | null }> = await ds.query(
+      `SELECT column_name, column_default FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+      [`${PREFIX}tasks`],
+    );
+    const copied = columns.filter((c) => c.column_name !== 'id' && !(c.column_default ?? '').startsWith('nextval(')).map((c) => `"${c.column_name}"`);
+    await ds.query(
+      `INSERT INTO ${PREFIX}tasks (id, ${copied.join(', ')}) SELECT 'done-' || g, ${copied.map((c) => `t.${c}`).join(', ')}
+       FROM ${PREFIX}tasks t, generate_series(1, ${FINISHED}) g WHERE t.id = 'p-1'`,
+    );
+    await ds.query(`ANALYZE ${PREFIX}tasks`);
+    for (let i = 0; i < PENDING; i += 100) await store.create(Array.from({ length: 100 }, (_, k) => task(i + k)));
+
+    const claimPlans = await explained(async () => {
+      const c = await store.claimSubmissions({ owner: 'w', limit: LIMIT, leaseMs: 60_000 });
+      expect(c.claimed).toHaveLength(LIMIT);
+      const next = await store.completeAndClaim!(
+        c.claimed.map((t) => ({ fence: fenceOf(t), outcome: { status: TaskStatus.SUCCEEDED, result: null } })),
+        { owner: 'w', limit: LIMIT, leaseMs: 60_000 },
+      );
+      expect(next.completed.map((a) => a.error?.message ?? a.task?.status)).toEqual(c.claimed.map(() => TaskStatus.SUCCEEDED));
+      expect(next.claim.claimed).toHaveLength(LIMIT);
+      for (const t of next.claim.claimed) await store.complete(fenceOf(t), { status: TaskStatus.SUCCEEDED, result: null });
+    });
+    // the claim's lane read, the complete's UPDATE: the statements that touch tasks were seen
+    expect(claimPlans.some((p) => p.includes('SUBMITTING'))).toBe(true);
+    expect(claimPlans.some((p) => p.includes('complete_leased') || p.includes('lease_id = i.lease_id'))).toBe(true);
+    const bad = claimPlans.map((p) => ({ p, why: offenders(p) })).filter((x) => x.why.length > 0);
+    expect(bad.map((x) => `${x.why.join(', ')}:\n${x.p}`)).toEqual([]);
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${PREFIX}tasks WHERE status = 'SUCCEEDED'`);
+    expect(n).toBe(FINISHED + 1 + 2 * LIMIT);
+  });
+});
