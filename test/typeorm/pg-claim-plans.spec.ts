@@ -44,7 +44,7 @@ const task = (i: number): NewTask => ({
   idempotent: true,
 });
 
-describe('TypeORM store on PostgreSQL: claim and complete plans on a table of finished rows', () => {
+describe('TypeORM store on PostgreSQL: claim, complete and purge plans on a table of finished rows', () => {
   let db: OpenDatabase;
   let ds: DataSource;
   const plans: string[] = [];
@@ -102,6 +102,21 @@ describe('TypeORM store on PostgreSQL: claim and complete plans on a table of fi
     return out;
   }
 
+  /** Inserts `count` copies of row `template` (ids from `idSql` over g = 1..count), with `set` overriding columns. */
+  async function copyRows(template: string, idSql: string, count: number, set: Record<string, string> = {}): Promise<void> {
+    const columns: Array<{ column_name: string; column_default: string | null }> = await ds.query(
+      `SELECT column_name, column_default FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+      [`${PREFIX}tasks`],
+    );
+    const copied = columns.filter((c) => c.column_name !== 'id' && !(c.column_default ?? '').startsWith('nextval('));
+    await ds.query(
+      `INSERT INTO ${PREFIX}tasks (id, ${copied.map((c) => `"${c.column_name}"`).join(', ')})
+       SELECT ${idSql}, ${copied.map((c) => set[c.column_name] ?? `t."${c.column_name}"`).join(', ')}
+       FROM ${PREFIX}tasks t, generate_series(1, ${count}) g WHERE t.id = $1`,
+      [template],
+    );
+  }
+
   it('claims and completes through index reads of live rows only', async () => {
     const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: PREFIX, queue: 'plans' });
     await store.init();
@@ -109,15 +124,7 @@ describe('TypeORM store on PostgreSQL: claim and complete plans on a table of fi
     await store.create([task(-1)]);
     const first = await store.claimSubmissions({ owner: 'seed', limit: 1, leaseMs: 60_000 });
     await store.complete(fenceOf(first.claimed[0]), { status: TaskStatus.SUCCEEDED, result: null });
-    const columns: Array<{ column_name: string; column_default: string | null }> = await ds.query(
-      `SELECT column_name, column_default FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
-      [`${PREFIX}tasks`],
-    );
-    const copied = columns.filter((c) => c.column_name !== 'id' && !(c.column_default ?? '').startsWith('nextval(')).map((c) => `"${c.column_name}"`);
-    await ds.query(
-      `INSERT INTO ${PREFIX}tasks (id, ${copied.join(', ')}) SELECT 'done-' || g, ${copied.map((c) => `t.${c}`).join(', ')}
-       FROM ${PREFIX}tasks t, generate_series(1, ${FINISHED}) g WHERE t.id = 'p-1'`,
-    );
+    await copyRows('p-1', `'done-' || g`, FINISHED);
     await ds.query(`ANALYZE ${PREFIX}tasks`);
     for (let i = 0; i < PENDING; i += 100) await store.create(Array.from({ length: 100 }, (_, k) => task(i + k)));
 
@@ -139,5 +146,58 @@ describe('TypeORM store on PostgreSQL: claim and complete plans on a table of fi
     expect(bad.map((x) => `${x.why.join(', ')}:\n${x.p}`)).toEqual([]);
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${PREFIX}tasks WHERE status = 'SUCCEEDED'`);
     expect(n).toBe(FINISHED + 1 + 2 * LIMIT);
+  });
+
+  it('purges the oldest finished tasks across types and statuses through index reads of them only', async () => {
+    const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: PREFIX, queue: 'purge' });
+    await store.init();
+    await store.create([{ ...task(-2), id: 'q-1' }]);
+    const first = await store.claimSubmissions({ owner: 'seed', limit: 1, leaseMs: 60_000 });
+    await store.complete(fenceOf(first.claimed[0]), { status: TaskStatus.SUCCEEDED, result: null });
+    // 6 types x 3 terminal statuses, finished_at spread over 0..9,999 (g * 7919 mod 10,007: each
+    // group interleaved with the others), plus live rows that carry a finished_at (never purged)
+    const ROWS = 3_000;
+    await copyRows('q-1', `'old-' || g`, ROWS, {
+      type: `'type' || (g % 6)`,
+      status: `(ARRAY['SUCCEEDED', 'FAILED', 'CANCELED'])[1 + (g / 6) % 3]`,
+      finished_at: `(g * 7919) % 10007`,
+    });
+    await copyRows('q-1', `'live-' || g`, 50, { status: `'RUNNING'`, finished_at: `g`, type: `'type' || (g % 6)` });
+    await ds.query(`ANALYZE ${PREFIX}tasks`);
+    const cutoff = 5_000;
+    const due: Array<{ id: string }> = await ds.query(
+      `SELECT id FROM ${PREFIX}tasks WHERE queue = 'purge' AND status IN ('SUCCEEDED', 'FAILED', 'CANCELED', 'TIMED_OUT', 'SUBMIT_UNKNOWN')
+         AND finished_at <= $1 ORDER BY finished_at, seq`,
+      [cutoff],
+    );
+    expect(due.length).toBeGreaterThan(1_000);
+    const others = async () => (await ds.query(`SELECT count(*)::int AS m FROM ${PREFIX}tasks WHERE queue <> 'purge'`))[0].m as number;
+    const othersBefore = await others();
+    const left = async () => new Set((await ds.query(`SELECT id FROM ${PREFIX}tasks WHERE queue = 'purge'`)).map((r: { id: string }) => r.id as string));
+    const before = await left();
+    const purgePlans = await explained(async () => {
+      expect(await store.purge(cutoff, 20)).toBe(20);
+    });
+    // oldest first over the whole queue, whatever the group
+    const after = await left();
+    expect([...before].filter((id) => !after.has(id)).sort()).toEqual(due.slice(0, 20).map((r) => r.id).sort());
+    // planned as index reads of the groups and the rows taken only
+    expect(purgePlans.length).toBeGreaterThan(0);
+    const bad = purgePlans.map((p) => ({ p, why: offenders(p) })).filter((x) => x.why.length > 0);
+    expect(bad.map((x) => `${x.why.join(', ')}:\n${x.p}`)).toEqual([]);
+    // then the rest, in batches: every terminal row due goes, nothing else
+    let n = 20;
+    for (let k = 0; k < 100; k++) {
+      const got = await store.purge(cutoff, 500);
+      n += got;
+      if (got < 500) break;
+    }
+    expect(n).toBe(due.length);
+    const rest = await left();
+    expect(rest.size).toBe(before.size - due.length);
+    for (const r of due) expect(rest.has(r.id)).toBe(false);
+    for (let g = 1; g <= 50; g++) expect(rest.has(`live-${g}`)).toBe(true);
+    // the other queue's finished rows stay
+    expect(await others()).toBe(othersBefore);
   });
 });

@@ -1,16 +1,18 @@
 import type { StoreContext } from '../context';
+import { purgePg } from './purge.pg';
 import { keyColumn } from './row-key';
 import { list, raw, sql } from './sql';
 
 /**
  * purge: deletes up to `limit` terminal tasks finished at or before `olderThan`, oldest first,
- * through the partial index (queue, finished_at). Terminal rows are in no hot index, so history
+ * through the partial index (queue, finished_at) (PostgreSQL: purge.pg.ts, through tasks_trim). Terminal rows are in no hot index, so history
  * never slows claims; purge keeps the table (and the list / stats indexes) small.
  * Locks: the deleted rows only.
  */
 export async function purge(c: StoreContext, olderThan: number, limit: number): Promise<number> {
   const n = Math.max(0, Math.floor(limit));
   if (n === 0) return 0;
+  if (c.d.kind === 'postgres') return purgePg(c, olderThan, n);
   const T = raw(c.t.tasks);
   const key = keyColumn(c);
   const pick = sql`SELECT ${key} FROM ${T} WHERE queue = ${c.queue} AND finished_at IS NOT NULL AND finished_at <= ${olderThan}

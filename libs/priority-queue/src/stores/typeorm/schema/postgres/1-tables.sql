@@ -69,9 +69,11 @@ CREATE INDEX IF NOT EXISTS {{prefix}}tasks_deadline ON {{prefix}}tasks (queue, d
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_lease ON {{prefix}}tasks (queue, lease_until) WHERE lease_until IS NOT NULL AND status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING');
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_poll ON {{prefix}}tasks (queue, next_poll_at) WHERE status IN ('SUBMITTED', 'RUNNING');
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_cancel ON {{prefix}}tasks (queue) WHERE cancel_requested = 1 AND status IN ('SUBMITTED', 'RUNNING');
-CREATE INDEX IF NOT EXISTS {{prefix}}tasks_finished ON {{prefix}}tasks (queue, finished_at) WHERE finished_at IS NOT NULL;
 -- The removal trim (removeOnComplete / removeOnFail with a count or an age, sql/complete-removing.ts):
 -- the finished tasks of one type and status, newest first, without reading the other types'.
+-- Also purge's (sql/purge.pg.ts: a loose scan over the (type, status) groups, oldest first): the
+-- only index of finished rows besides tasks_status_rest, so a complete writes one entry less
+-- (a (queue, finished_at) index of its own cost every complete ~2 shared blocks).
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_trim ON {{prefix}}tasks (queue, type, status, finished_at, seq) WHERE finished_at IS NOT NULL;
 -- the claim's due boosts, in (boost_due, seq) order (DESIGN §7)
 CREATE INDEX IF NOT EXISTS {{prefix}}tasks_boost_due ON {{prefix}}tasks (queue, boost_due) WHERE boost_due IS NOT NULL;
