@@ -10,6 +10,7 @@
  * before tree) against the same server build, so two trees are compared statement by statement.
  * PQ_EXPLAIN=1 also prints, once the drain is done, the plans (auto_explain: ANALYZE, BUFFERS,
  * nested statements) of one claim of 32 and one complete batch on the same world.
+ * PQ_PHASE=submit prices the submits instead (pending + claims tasks in chunks of 1,000, per task).
  *
  * `node -r ./test/support/register.js test/bench/profile/pg-claim-statements.ts [pending=1000] [finished=1000000] [claims=2000]`
  */
@@ -73,15 +74,23 @@ async function main(): Promise<void> {
     await target.begin('stmts', { profile: 'tuned' });
     try {
       if (finished > 0) await target.seedTerminal(finished);
-      await submitAll(target, makeJobs(pending + claims, 7), 5_000);
+      // PQ_PHASE=submit: the submits are measured (bulk, chunks of 1,000 as the bulk scenario), not the drain
+      const submitPhase = process.env.PQ_PHASE === 'submit';
+      if (submitPhase) await admin.query('SELECT pg_stat_statements_reset()');
+      let s0 = serverTicks(postmaster);
+      let c0 = process.cpuUsage();
+      await submitAll(target, makeJobs(pending + claims, 7), submitPhase ? 1_000 : 5_000);
       // as the scenario: statistics only from the seed's ANALYZE (PQ_ANALYZE=1: fresh ones)
       if (process.env.PQ_ANALYZE === '1') await admin.query('VACUUM ANALYZE');
-      await admin.query('SELECT pg_stat_statements_reset()');
-      const s0 = serverTicks(postmaster);
-      const c0 = process.cpuUsage();
-      const done = new Countdown(claims, 300_000, 'drain');
-      const worker = await target.startWorker({ concurrency: 16, purpose: 'throughput', handler: () => done.tick() });
-      await done.arm();
+      let worker: { stop(): Promise<void> } = { stop: async () => undefined };
+      if (!submitPhase) {
+        await admin.query('SELECT pg_stat_statements_reset()');
+        s0 = serverTicks(postmaster);
+        c0 = process.cpuUsage();
+        const done = new Countdown(claims, 300_000, 'drain');
+        worker = await target.startWorker({ concurrency: 16, purpose: 'throughput', handler: () => done.tick() });
+        await done.arm();
+      }
       const serverUs = (serverTicks(postmaster) - s0) * 10_000;
       const c = process.cpuUsage(c0);
       const rows = (
@@ -94,11 +103,12 @@ async function main(): Promise<void> {
       ).rows as Array<{ calls: string; ms: number; blks: string; read: string; rows: string; q: string }>;
       await worker.stop();
       console.log(`tree ${root}: ${pending} pending + ${finished} finished, ${claims} tasks run`);
-      console.log(`server CPU ${(serverUs / claims).toFixed(1)} µs/task, client CPU ${((c.user + c.system) / claims).toFixed(1)} µs/task`);
+      const per = process.env.PQ_PHASE === 'submit' ? pending + claims : claims;
+      console.log(`server CPU ${(serverUs / per).toFixed(1)} µs/task, client CPU ${((c.user + c.system) / per).toFixed(1)} µs/task`);
       console.log('calls/task  µs/task  blks/task  read/task  statement');
       for (const r of rows) {
         console.log(
-          `${(Number(r.calls) / claims).toFixed(3).padStart(9)}  ${((r.ms * 1000) / claims).toFixed(1).padStart(7)}  ${(Number(r.blks) / claims).toFixed(1).padStart(9)}  ${(Number(r.read) / claims).toFixed(2).padStart(9)}  ${r.q}`,
+          `${(Number(r.calls) / per).toFixed(3).padStart(9)}  ${((r.ms * 1000) / per).toFixed(1).padStart(7)}  ${(Number(r.blks) / per).toFixed(1).padStart(9)}  ${(Number(r.read) / per).toFixed(2).padStart(9)}  ${r.q}`,
         );
       }
       if (process.env.PQ_EXPLAIN === '1') {
