@@ -152,14 +152,19 @@ BEGIN
       FROM u ORDER BY u.ord;
   END IF;
 
-  -- 1. due candidates past their deadline (partial index on deadline_at of live rows)
-  RETURN QUERY WITH u AS (
-    UPDATE {{prefix}}tasks x SET status = 'TIMED_OUT', staged = 0, version = x.version + 1, updated_at = v_now, finished_at = v_now,
-      error = 'deadline passed before submit'
-    WHERE x.id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
-      AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
-    RETURNING x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
-  SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
+  -- 1. due candidates past their deadline (partial index on deadline_at of live rows). The probe
+  -- first: a claim that finds none (nearly every claim) then never starts the UPDATE, whose
+  -- start-up opens every index of tasks (a third of a claim's server time when it claims one).
+  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+      AND deadline_at <= v_now AND run_at <= v_now) THEN
+    RETURN QUERY WITH u AS (
+      UPDATE {{prefix}}tasks x SET status = 'TIMED_OUT', staged = 0, version = x.version + 1, updated_at = v_now, finished_at = v_now,
+        error = 'deadline passed before submit'
+      WHERE x.id IN (SELECT id FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+        AND deadline_at <= v_now AND run_at <= v_now FOR UPDATE)
+      RETURNING x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
+    SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
+  END IF;
 
   -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none),
   -- 10,000 rows per statement, as many statements as there are rows (a release left for the
@@ -177,9 +182,11 @@ BEGIN
     WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
   END LOOP;
 
-  -- 3. lanes whose rate token is due
-  UPDATE {{prefix}}lanes SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
-  WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
+  -- 3. lanes whose rate token is due (probed first, as step 1: only queues with rate limits park so)
+  IF EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now) THEN
+    UPDATE {{prefix}}lanes SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
+    WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
+  END IF;
   -- 4. lanes marked by creates and due staged tasks merged (staged = 0), in one upsert: a lane's
   -- head becomes the best marked / merged key when that is better than its stored head
   IF EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
