@@ -269,6 +269,16 @@ export interface TaskStore {
    * Unset: 5 s with subscribe(), 250 ms without.
    */
   readonly idlePollMs?: number;
+
+  /**
+   * Optional: true when a call does not wait for the calls made before it: a pool of connections
+   * runs them at once (PostgreSQL, MySQL / MariaDB), or there is no I/O (memory). The Worker then
+   * sends its completes and its next claim apart, side by side: completeAndClaim would make the
+   * claim wait for the completes and save nothing. Unset: one call at a time (one connection:
+   * Redis, SQLite), a claim waits for the completes sent before it anyway, so the Worker sends a
+   * turn's completes with its claim (completeAndClaim, one round trip instead of two).
+   */
+  readonly parallelCalls?: boolean;
 }
 
 export interface SweepRequest {

@@ -30,6 +30,18 @@ interface ActiveRun {
 }
 
 /**
+ * Whether the Worker sends a turn's completes with its next claim (store.completeAndClaim): only
+ * where the claim would otherwise wait for them, a store that runs one call at a time (Redis,
+ * SQLite: one round trip and one server step instead of two in a row). Where calls run side by
+ * side (a connection pool; memory, no I/O: store.parallelCalls) the claim goes beside the
+ * completes instead: combined, it would wait for them (PostgreSQL / MariaDB drain at
+ * concurrency 16 lost a third) and save nothing.
+ */
+export function completesRideOnClaims(store: TaskStore): boolean {
+  return store.completeAndClaim !== undefined && store.parallelCalls !== true;
+}
+
+/**
  * The worker loop (DESIGN §4): claims batches, runs handlers with bounded concurrency, renews
  * leases, enforces deadlines, retries with back-off, polls provider tasks, recovers expired
  * leases, stops gracefully.
@@ -101,8 +113,8 @@ export class Worker {
   private renewTimer: NodeJS.Timeout | null = null;
   private readonly runContext: TaskRunContext;
   /**
-   * With store.completeAndClaim: the completes of a turn, sent with that turn's claim (one round
-   * trip where complete and claim would be two; complete-gatherer.ts). Null without it.
+   * The completes of a turn, sent with that turn's claim (complete-gatherer.ts) where that pays:
+   * see completesRideOnClaims. Null otherwise (complete() and claimSubmissions() apart).
    */
   private readonly outcomes: CompleteGatherer | null;
 
@@ -137,7 +149,7 @@ export class Worker {
       changed: () => this.wake(),
     });
     const store = this.store;
-    this.outcomes = store.completeAndClaim ? new CompleteGatherer(store as ConstructorParameters<typeof CompleteGatherer>[0]) : null;
+    this.outcomes = completesRideOnClaims(store) ? new CompleteGatherer(store as ConstructorParameters<typeof CompleteGatherer>[0]) : null;
     const outcomes = this.outcomes;
     this.runContext = {
       store: this.store,

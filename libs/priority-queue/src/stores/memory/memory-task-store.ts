@@ -80,6 +80,8 @@ export class MemoryTaskStore implements TaskStore {
   /** DESIGN §7 fair share (fixed for the store's life) and deadline boosts: policy-state.ts. */
   readonly fairness: Fairness | null;
   readonly policies: StorePolicies;
+  /** No I/O: a call never waits for another, so the Worker need not send completes with its claims. */
+  readonly parallelCalls = true;
   /** Finished tasks kept under a removal count / age (core/removal.ts). */
   private readonly kept = new KeptFinished();
   /** The store's state and the moves of a task between statuses (task-lifecycle.ts). */

@@ -197,6 +197,15 @@ export class TypeOrmTaskStore implements TaskStore {
     return this.watcher || memoryDb ? WATCHED_IDLE_POLL_MS : undefined;
   }
 
+  /**
+   * PostgreSQL and MySQL / MariaDB run calls side by side on the pool's connections (port): the
+   * Worker's claim goes beside its completes rather than after them in completeAndClaim. SQLite
+   * runs one call at a time, so there the completes ride on the claim.
+   */
+  get parallelCalls(): boolean {
+    return this.ctx.d.kind !== 'sqlite';
+  }
+
   async init(): Promise<void> {
     this.open();
     if (!this.dataSource.isInitialized) throw new Error(Messages.dataSourceNotInitialized());
