@@ -40,8 +40,8 @@ interface Drain {
   completesAlone: number;
 }
 
-async function drain(kind: StoreKind, concurrency: number, combined: boolean): Promise<Drain> {
-  const opened = await stores.open(kind);
+async function drain(kind: StoreKind, concurrency: number, combined: boolean, poolSize?: number): Promise<Drain> {
+  const opened = await stores.open(kind, { poolSize });
   const { store, calls } = countingStore(combined ? opened.store : withoutCompleteAndClaim(opened.store));
   const registry = new TaskTypeRegistry();
   registry.register('job', { idempotent: true }, { run: ({ payload }) => payload }, 'TestHandler');
@@ -99,6 +99,16 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Wo
     expect(completesRideOnClaims(store)).toBe(ridesOnClaims[kind]);
     expect(store.parallelCalls === true).toBe(!ridesOnClaims[kind]);
   });
+
+  if (kind === 'postgres' || kind === 'mariadb') {
+    it('on a pool of one connection the claim would wait for the completes: they ride on it', async () => {
+      const { store } = await stores.open(kind, { poolSize: 1 });
+      expect(completesRideOnClaims(store)).toBe(true);
+      const together = await drain(kind, 16, true, 1);
+      expect(together.combinedCalls).toBeGreaterThan(0);
+      expect(together.completesAlone).toBeLessThan(N / 4);
+    });
+  }
 
   if (ridesOnClaims[kind]) {
     it.each([1, 16])('concurrency %i: the completes ride on the claims (completeAndClaim), fewer calls and requests per task', async (concurrency) => {

@@ -43,11 +43,11 @@ export class RealStores {
   private readonly cleanups: Array<() => Promise<unknown>> = [];
   private n = 0;
 
-  async open(kind: StoreKind, opts: { proxy?: boolean } = {}): Promise<OpenedStore> {
+  async open(kind: StoreKind, opts: { proxy?: boolean; poolSize?: number } = {}): Promise<OpenedStore> {
     return this.openOn(kind, `w${process.pid}_${++this.n}`, opts, null);
   }
 
-  private async openOn(kind: StoreKind, id: string, opts: { proxy?: boolean }, sibling: TaskStore | null): Promise<OpenedStore> {
+  private async openOn(kind: StoreKind, id: string, opts: { proxy?: boolean; poolSize?: number }, sibling: TaskStore | null): Promise<OpenedStore> {
     let store: TaskStore;
     let proxy: TcpProxy | null = null;
     const counter = { n: 0 };
@@ -70,7 +70,7 @@ export class RealStores {
         if (!server) this.sql.set(kind, (server = kind === 'postgres' ? startPostgresServer() : startMariaDbServer()));
         const s = await server;
         proxy = opts.proxy ? await TcpProxy.start(s.host, s.port) : null;
-        const options = dataSourceOptions(kind, { ...s, url: proxy ? proxy.urlFor(s.url) : s.url });
+        const options = { ...dataSourceOptions(kind, { ...s, url: proxy ? proxy.urlFor(s.url) : s.url }), ...(opts.poolSize ? { poolSize: opts.poolSize } : {}) };
         const dataSource = new DataSource(options as never);
         await dataSource.initialize();
         countSql(dataSource, counter);

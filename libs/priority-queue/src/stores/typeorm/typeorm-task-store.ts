@@ -199,11 +199,13 @@ export class TypeOrmTaskStore implements TaskStore {
 
   /**
    * PostgreSQL and MySQL / MariaDB run calls side by side on the pool's connections (port): the
-   * Worker's claim goes beside its completes rather than after them in completeAndClaim. SQLite
-   * runs one call at a time, so there the completes ride on the claim.
+   * Worker's claim goes beside its completes rather than after them in completeAndClaim. SQLite,
+   * or a pool of one connection, runs one call at a time: there the completes ride on the claim.
    */
   get parallelCalls(): boolean {
-    return this.ctx.d.kind !== 'sqlite';
+    if (this.ctx.d.kind === 'sqlite') return false;
+    const o = this.dataSource.options as { poolSize?: number; extra?: { max?: number; connectionLimit?: number } };
+    return (o.poolSize ?? o.extra?.max ?? o.extra?.connectionLimit ?? 10) > 1;
   }
 
   async init(): Promise<void> {
