@@ -2,7 +2,7 @@
  * How does the core Worker drive a store during a drain? Wraps the store to count and time its
  * calls (claims: calls, tasks asked / got, ms per call; completes: ms from call to answer) and
  * prints jobs/s and client CPU.
- * `node -r ./test/support/register.js test/bench/profile/worker-drain.ts <memory|redis|postgres> [tasks] [concurrency] [prefetch] [claimsInFlight]`
+ * `node -r ./test/support/register.js test/bench/profile/worker-drain.ts <memory|redis|postgres|mariadb> [tasks] [concurrency] [prefetch] [claimsInFlight]`
  */
 import IORedis from 'ioredis';
 import { DataSource } from 'typeorm';
@@ -44,11 +44,17 @@ function timed(store: TaskStore, stats: Record<string, Timing>): TaskStore {
   wrap('claimSubmissions', (a, o) => [(a[0] as { limit: number }).limit, (o as { claimed: unknown[] }).claimed.length]);
   wrap('claimPolls', (a, o) => [(a[0] as { limit: number }).limit, (o as unknown[]).length]);
   wrap('complete', () => [1, 1]);
+  // the combined call: its completes (asked) and its claim's tasks (got); the completes inside it
+  // reach complete() only on the memory store (completeThenClaim)
+  if (store.completeAndClaim) wrap('completeAndClaim', (a, o) => [(a[0] as unknown[]).length, (o as { claim: { claimed: unknown[] } }).claim.claimed.length]);
   return store;
 }
 
+/** PQ_POOL=n: the SQL pool size (default 20; 1 makes the store's calls wait for each other, parallelCalls false). */
+const POOL = Number(process.env.PQ_POOL ?? 20);
+
 async function main(): Promise<void> {
-  const kind = (process.argv[2] ?? 'memory') as 'memory' | 'redis' | 'postgres';
+  const kind = (process.argv[2] ?? 'memory') as 'memory' | 'redis' | 'postgres' | 'mariadb';
   const n = Number(process.argv[3] ?? 20_000);
   const concurrency = Number(process.argv[4] ?? 16);
   const prefetch = Number(process.argv[5] ?? 0);
@@ -56,18 +62,42 @@ async function main(): Promise<void> {
   const servers = await startServers(new Set<ServerKind>(kind === 'memory' ? [] : [kind]), () => undefined);
   let store: TaskStore;
   let cleanup = async () => undefined as unknown;
+  /** Redis: the server's calls and µs so far over all commands (INFO commandstats). */
+  let serverStats: (() => Promise<{ calls: number; usec: number }>) | null = null;
   if (kind === 'redis') {
     const conn = new IORedis(servers.env.redis!.url);
+    const admin = new IORedis(servers.env.redis!.url);
+    serverStats = async () => {
+      let calls = 0;
+      let usec = 0;
+      for (const m of (await admin.info('commandstats')).matchAll(/calls=(\d+),usec=(\d+)/g)) {
+        calls += Number(m[1]);
+        usec += Number(m[2]);
+      }
+      return { calls, usec };
+    };
     store = new RedisTaskStore({ connection: conn, historyLimit: benchHistoryLimit() });
-    cleanup = async () => conn.disconnect();
+    cleanup = async () => {
+      conn.disconnect();
+      admin.disconnect();
+    };
+  } else if (kind === 'mariadb') {
+    const m = servers.env.mariadb!;
+    const ds = new DataSource({ type: 'mariadb', host: m.host, port: m.port, username: m.user, password: m.password, database: m.database, poolSize: POOL, logging: false });
+    await ds.initialize();
+    store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'prof_', historyLimit: benchHistoryLimit() });
+    cleanup = () => ds.destroy();
   } else if (kind === 'postgres') {
-    const ds = new DataSource({ type: 'postgres', url: servers.env.postgres!.url, poolSize: 20, logging: false });
+    const ds = new DataSource({ type: 'postgres', url: servers.env.postgres!.url, poolSize: POOL, logging: false });
     await ds.initialize();
     store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'prof_', historyLimit: benchHistoryLimit() });
     cleanup = () => ds.destroy();
   } else {
     store = new MemoryTaskStore({ historyLimit: benchHistoryLimit() });
   }
+  // PQ_PARALLEL=0|1 overrides the store's parallelCalls: the worker's completes ride on its
+  // claims (0) or go beside them (1), everything else the same (an A/B of the rule in one tree)
+  if (process.env.PQ_PARALLEL !== undefined) Object.defineProperty(store, 'parallelCalls', { value: process.env.PQ_PARALLEL === '1' });
   try {
     await store.init();
     const registry = new TaskTypeRegistry();
@@ -78,6 +108,7 @@ async function main(): Promise<void> {
     const stats: Record<string, Timing> = {};
     timed(store, stats);
     done = new Countdown(n, 120_000, 'drain');
+    const server0 = await serverStats?.();
     const cpu0 = process.cpuUsage();
     const t0 = nowMs();
     const worker = new Worker({ store, registry, concurrency, prefetch, claimsInFlight, leaseMs: 30_000 });
@@ -85,6 +116,8 @@ async function main(): Promise<void> {
     await done.arm();
     const elapsed = nowMs() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const server1 = await serverStats?.();
+    if (server0 && server1) console.log(`  redis server: ${((server1.calls - server0.calls) / n).toFixed(3)} commands/task, ${((server1.usec - server0.usec) / n).toFixed(1)} µs/task`);
     await worker.stop();
     console.log(`${kind}: ${n} tasks, concurrency ${concurrency}, prefetch ${prefetch}, claims in flight ${claimsInFlight}: ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s; client CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
     for (const [name, s] of Object.entries(stats)) {
