@@ -137,3 +137,97 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const)('Wo
     });
   }
 });
+
+/**
+ * The idle claim cadence (a round claims again only after a full answer; a returning handler's
+ * slot claims only when the last claim was full) must not slow a busy worker: while more is
+ * claimable, the slot a handler frees is claimed at once, while that handler's outcome is still
+ * being written (the claim overlaps the write), not once the write has answered. Here every
+ * complete() waits at a gate that opens only after the test has seen the next handler start.
+ */
+describe.each(['memory', 'postgres', 'mariadb'] as const)('A busy worker on %s claims a freed slot before the outcome write answers', (kind) => {
+  it('concurrency 1, a backlog of 3: the second handler starts while the first outcome is held', async () => {
+    const opened = await stores.open(kind);
+    expect(completesRideOnClaims(opened.store)).toBe(false); // the claim and the complete go apart here
+    const held: Array<() => void> = [];
+    let gateOpen = false;
+    const gated = new Proxy(opened.store, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function') return v;
+        if (prop !== 'complete') return (v as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          if (!gateOpen) await new Promise<void>((r) => held.push(r));
+          return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    }) as TaskStore;
+    const { store, calls } = countingStore(gated);
+    const registry = new TaskTypeRegistry();
+    const started: number[] = [];
+    let secondStarted!: () => void;
+    const second = new Promise<void>((r) => (secondStarted = r));
+    // the handler returns a turn later: after the claim round that started it is over, so only its
+    // return can ask for the next claim
+    registry.register(
+      'job',
+      { idempotent: true },
+      {
+        run: async ({ payload }) => {
+          if (started.push((payload as { i: number }).i) === 2) secondStarted();
+          await new Promise((r) => setImmediate(r));
+        },
+      },
+      'TestHandler',
+    );
+    const events = new TaskEvents();
+    let done = 0;
+    let allDone!: () => void;
+    const finished = new Promise<void>((r) => (allDone = r));
+    events.on((e) => {
+      if (e.to === TaskStatus.SUCCEEDED && ++done === 3) allDone();
+    });
+    const ids = [0, 1, 2].map((i) => `busy-${kind}-${i}-${Math.random().toString(36).slice(2)}`);
+    await opened.store.create(
+      ids.map((id, i) => ({
+        id,
+        idempotencyKey: null,
+        type: 'job',
+        payload: { i },
+        priority: 10 - i,
+        providerKey: 'p',
+        accountId: null,
+        tenantId: null,
+        concurrencyKey: null,
+        delayMs: 0,
+        timeoutMs: null,
+        maxAttempts: 3,
+        idempotent: true,
+      })),
+    );
+    const errors: unknown[] = [];
+    const worker = new Worker({ store, registry, events, concurrency: 1, onError: (e) => errors.push(e) });
+    await worker.start();
+    // either the second handler starts (with the first outcome still held), or the worker settles
+    // without claiming: every claim answered and none follows in the next turns
+    const settledWithoutIt = (async () => {
+      for (;;) {
+        const c = calls.by.get('claimSubmissions') ?? 0;
+        await calls.answered('claimSubmissions', c);
+        for (let k = 0; k < 5; k++) await new Promise((r) => setImmediate(r));
+        if ((calls.by.get('claimSubmissions') ?? 0) === c && held.length > 0 && started.length < 2) return 'settled';
+        if (started.length >= 2) return 'started';
+      }
+    })();
+    const outcome = await Promise.race([second.then(() => 'started'), settledWithoutIt]);
+    const heldWhenSecondStarted = held.length;
+    gateOpen = true;
+    held.splice(0).forEach((r) => r());
+    await finished;
+    await worker.stop();
+    expect(outcome).toBe('started');
+    expect(heldWhenSecondStarted).toBeGreaterThan(0); // the first outcome was still being written
+    expect(started).toEqual([0, 1, 2]);
+    expect(errors).toEqual([]);
+  });
+});
