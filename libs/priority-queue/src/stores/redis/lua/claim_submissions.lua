@@ -70,7 +70,8 @@ local function providerLimits(prov)
   local pl = provCache[prov]
   if not pl then
     pl = redis.call('HMGET', dk('provider', prov), 'paused', 'qps', 'burst', 'accountConcurrency')
-    pl.tat = tonumber(redis.call('HGET', K.gcra, prov)) or 0
+    -- the GCRA state is read only by a provider with a rate (tat: every use is under qps)
+    pl.tat = tonumber(pl[2]) and tonumber(redis.call('HGET', K.gcra, prov)) or 0
     provCache[prov] = pl
   end
   return pl
@@ -163,11 +164,16 @@ while not stop and not backlog and #claimed < limit do
   local lane = string.sub(m, KEYW + 1)
   local lk = dk('lane', lane)
   local want = limit - #claimed
-  local members
+  -- the candidates, and (alone ready) one member more: the lane's next head once they are
+  -- taken, so that moving the lane needs no read; `rest` = the lane has no member after them
+  local members, after, rest
   if top[2] then
     members = redis.call('ZRANGE', lk, '-', '(' .. string.sub(top[2], 1, KEYW), 'BYLEX', 'LIMIT', 0, want)
   else
-    members = redis.call('ZRANGE', lk, 0, want - 1)
+    members = redis.call('ZRANGE', lk, 0, want)
+    after = members[want + 1]
+    members[want + 1] = nil
+    rest = not after
   end
   local ak = laneKeys[lane]
   if not ak then
@@ -271,7 +277,8 @@ while not stop and not backlog and #claimed < limit do
     -- the lane moves to its next head, or leaves ready
     redis.call('ZREMRANGEBYRANK', lk, 0, taken - 1)
     redis.call('ZREM', K.ready, m)
-    local head = redis.call('ZRANGE', lk, 0, 0)[1]
+    local head = members[taken + 1] or after
+    if not head and not rest then head = redis.call('ZRANGE', lk, 0, 0)[1] end
     if head then
       local hm = string.sub(head, 1, KEYW) .. lane
       redis.call('ZADD', K.ready, 0, hm)
