@@ -1,7 +1,7 @@
 // Above ~400 lines on purpose: this is the one place of every input rule (issue 12: validation
 // once): submit inputs, ids and priorities, task type options, limit updates, store options and
 // queries share isKey / isIntIn and the class-validator schemas; split, the rules would drift apart.
-import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationArguments, type ValidationError as ClassValidatorError } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, ValidateBy, validateSync, type ValidationError as ClassValidatorError } from 'class-validator';
 import type { LimitUpdate } from './admission';
 import { ValidationError } from './errors';
 import type { TaskTypeOptions } from './handler';
@@ -156,44 +156,6 @@ function submitFieldsOk(input: Record<string, unknown>, out: string[] | null): b
   return ok;
 }
 
-/**
- * class-validator schema of SubmitInput: ONE constraint that checks every field of the input in
- * plain code (class-validator's cost grows with the number of constraints and properties: about
- * 1 µs per constraint with its error objects; submit validates every task). The input is not
- * copied: a single holder instance points at it for the duration of one synchronous validateSync.
- */
-class SubmitInputSchema {
-  @ValidateBy({
-    name: 'submitInput',
-    validator: {
-      validate: (v: unknown) => submitFieldsOk(v as Record<string, unknown>, null),
-      defaultMessage: (args?: ValidationArguments) => {
-        const out: string[] = [];
-        submitFieldsOk(args!.value as Record<string, unknown>, out);
-        return out.join('; ');
-      },
-    },
-  })
-  input: unknown = undefined;
-}
-
-const submitHolder = new SubmitInputSchema();
-/**
- * class-validator schema of a submitMany batch: ONE constraint over the array, which checks the
- * fields of every input once (the same rules as SubmitInputSchema), so a batch of 10,000 costs one
- * validateSync instead of 10,000 (each one allocates an executor, metadata lists and error objects).
- */
-class SubmitBatchSchema {
-  @ValidateBy({
-    name: 'submitInputs',
-    validator: {
-      validate: (v: unknown) => firstBadSubmit(v as readonly unknown[]) < 0,
-      defaultMessage: () => 'some tasks of the batch are invalid',
-    },
-  })
-  inputs: readonly unknown[] | undefined = undefined;
-}
-
 /** Index of the first input that is not an object or whose fields break a rule (payload aside), or -1. */
 function firstBadSubmit(inputs: readonly unknown[]): number {
   for (let i = 0; i < inputs.length; i++) {
@@ -202,11 +164,6 @@ function firstBadSubmit(inputs: readonly unknown[]): number {
   }
   return -1;
 }
-
-const batchHolder = new SubmitBatchSchema();
-
-/** No target or value copies in error objects (they are read for their messages only). */
-const SUBMIT_VALIDATE_OPTIONS = { forbidUnknownValues: true, validationError: { target: false, value: false } } as const;
 
 class TaskTypeOptionsSchema {
   @IsOptional() @IsKey() providerKey?: string;
@@ -238,17 +195,14 @@ function fail(details: string[]): never {
   throw new ValidationError(Messages.invalidSubmit(details.join('; ')), details);
 }
 
-/** Validates one submit input (once: one class-validator constraint) and its payload; throws ValidationError. */
+/**
+ * Validates one submit input (its fields once, in plain code: submitFieldsOk; no class-validator
+ * run, whose executor, metadata lookups and error objects cost more than the checks themselves
+ * on the hot path) and its payload; throws ValidationError listing every problem.
+ */
 export function validateSubmitInput(input: SubmitInput, maxPayloadBytes: number): void {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) fail(['the task must be an object']);
-  submitHolder.input = input;
-  let errors: ClassValidatorError[];
-  try {
-    errors = validateSync(submitHolder, SUBMIT_VALIDATE_OPTIONS);
-  } finally {
-    submitHolder.input = undefined; // keep no reference to the caller's object
-  }
-  if (errors.length) {
+  if (!submitFieldsOk(input as unknown as Record<string, unknown>, null)) {
     const details: string[] = [];
     submitFieldsOk(input as unknown as Record<string, unknown>, details);
     fail(details);
@@ -257,17 +211,12 @@ export function validateSubmitInput(input: SubmitInput, maxPayloadBytes: number)
 }
 
 /**
- * Whether the fields of every input of a batch are valid (one class-validator run over the batch;
- * each input checked once). Payloads are not checked here (validatePayload, per input). On false,
+ * Whether the fields of every input of a batch are valid (each input checked once, in plain
+ * code). Payloads are not checked here (validatePayload, per input). On false,
  * validateSubmitInput on each input in turn says which is wrong and how.
  */
 export function submitFieldsValid(inputs: readonly SubmitInput[]): boolean {
-  batchHolder.inputs = inputs;
-  try {
-    return validateSync(batchHolder, SUBMIT_VALIDATE_OPTIONS).length === 0;
-  } finally {
-    batchHolder.inputs = undefined;
-  }
+  return firstBadSubmit(inputs) < 0;
 }
 
 /** A task id given to get / cancel / changePriority (and every by-id operation); throws ValidationError. */
