@@ -9,6 +9,7 @@ import {
   encodeOrderKey,
   fenceOf,
   laneKey,
+  type NewTask,
   type Task,
 } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from '../../libs/priority-queue/src/redis';
@@ -254,6 +255,45 @@ describe('RedisTaskStore specifics', () => {
     expect(task.deadlineAt).toBe(task.createdAt + 1000);
     const now = await store.now();
     expect(Math.abs(now - task.createdAt)).toBeLessThan(60_000);
+  });
+
+  it('a claim leaves every lane it took from at its next head (or not ready when emptied), whatever share of the lane it took', async () => {
+    const store = await open();
+    const rnd = seeded(7);
+    const created: Task[] = [];
+    const readyIndex = async () => {
+      for (const lane of new Set(created.map((t) => laneKey(t)))) {
+        const head = (await redis.conn.zrange(`${store.keys.base}lane:${lane}`, 0, 0))[0];
+        const entry = await redis.conn.hget(`${store.keys.base}laneready`, lane);
+        if (head === undefined) expect(entry).toBeNull();
+        else {
+          expect(entry).toBe(head.slice(0, head.length - created[0].id.length) + lane);
+          expect(await redis.conn.zscore(`${store.keys.base}ready`, entry!)).toBe('0');
+        }
+      }
+      expect(await redis.conn.zcard(`${store.keys.base}ready`)).toBe(await redis.conn.hlen(`${store.keys.base}laneready`));
+    };
+    // claims in turn with these limits take exactly `tasks`, in DESIGN §2 order
+    const drain = async (tasks: NewTask[], limits: number[]) => {
+      const made = (await store.create(tasks)).map((r) => r.task);
+      created.push(...made);
+      await readyIndex();
+      const got: Task[] = [];
+      for (const limit of limits) {
+        got.push(...(await store.claimSubmissions({ owner: 'w', limit, leaseMs: 30_000 })).claimed);
+        await readyIndex();
+      }
+      expect(got.map((t) => t.id)).toEqual(made.sort((a, b) => b.priority - a.priority || a.seq - b.seq).map((t) => t.id));
+    };
+    const solo = (n: number) => Array.from({ length: n }, (_, i) => noopTask({ providerKey: 'solo', priority: i % 3 }));
+    // a lone lane: taken in part, then exactly to its end; another one past its end
+    await drain(solo(10), [1, 2, 3, 4]);
+    await drain(solo(5), [8]);
+    // three lanes, interleaved priorities: a lane taken up to another's head, in part, to its end
+    await drain(
+      Array.from({ length: 60 }, (_, i) => noopTask({ providerKey: `lane${i % 3}`, priority: Math.floor(rnd() * 4) })),
+      [1, 2, 5, 1, 3, 8, 1, 1, 4, 2, 7, 1, 30],
+    );
   });
 
   it('claimSubmissions tells when to come back: the next delayed runAt or the next rate token', async () => {
