@@ -53,7 +53,8 @@ local WOKE = false -- set when work may have become claimable: the script publis
 
 -- helpers: scripts.ts gives each operation only the definitions below that it uses (directly or
 -- through another one), so a call does not pay for building the others; every top-level
--- definition starts at column 0 with `local`
+-- definition starts at column 0 with `local`. The fair share helpers (`local function fair*`,
+-- together) are built only when the call has FAIR: call them only where FAIR holds.
 local INFLIGHT = { SUBMITTING = true, SUBMITTED = true, RUNNING = true }
 local TERMINAL = { SUCCEEDED = true, FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_UNKNOWN = true }
 local function fmt(n) return string.format('%d', n) end
