@@ -25,32 +25,38 @@
 local n = tonumber(ARGV[4])
 local W = 15
 
-local SCOPE_FIELDS = { 'type', 'tenantId', 'payload' }
-local function scopeParts(s)
-  local e1 = string.find(s, SEP, 1, true)
-  local e2 = string.find(s, SEP, e1 + 1, true)
-  return { string.sub(s, 1, e1 - 1), string.sub(s, e1 + 1, e2 - 1), string.sub(s, e2 + 1) }
-end
--- the parts in which a held scope and an input's differ ('*': a payload not known, see below), or false
-local function scopeDiff(held, scope)
-  if held == scope then return false end
-  local a, b, diff = scopeParts(held), scopeParts(scope), {}
-  for j = 1, 3 do
-    if a[j] ~= b[j] and a[j] ~= '*' then diff[#diff + 1] = SCOPE_FIELDS[j] end
+-- idempotency scopes: scopeDiff(held, scope) = the parts in which a held scope and an input's
+-- differ ('*': a payload not known, see heldScope), or false; heldScope(id) = the scope of an
+-- existing task, or false when it does not exist (a task written before scopes were kept has no
+-- `_i`: its type and tenant come from `d`, its payload cannot be compared). Built by idemScopes()
+-- on the first input with a key: their closures would cost every call.
+local scopeDiff, heldScope
+local function idemScopes()
+  if scopeDiff then return end
+  local SCOPE_FIELDS = { 'type', 'tenantId', 'payload' }
+  local function scopeParts(s)
+    local e1 = string.find(s, SEP, 1, true)
+    local e2 = string.find(s, SEP, e1 + 1, true)
+    return { string.sub(s, 1, e1 - 1), string.sub(s, e1 + 1, e2 - 1), string.sub(s, e2 + 1) }
   end
-  return #diff > 0 and table.concat(diff, ',')
-end
--- the scope of an existing task, or false when it does not exist; a task written before scopes
--- were kept has no `_i`: its type and tenant come from `d`, its payload cannot be compared
-local function heldScope(id)
-  local tk = dk('task', id)
-  local s = redis.call('HGET', tk, '_i')
-  if s then return s end
-  local d = redis.call('HGET', tk, 'd')
-  if not d then return false end
-  local t = cjson.decode(d)
-  local tenant = t[7] == cjson.null and '' or ('+' .. t[7])
-  return t[2] .. SEP .. tenant .. SEP .. '*'
+  scopeDiff = function(held, scope)
+    if held == scope then return false end
+    local a, b, diff = scopeParts(held), scopeParts(scope), {}
+    for j = 1, 3 do
+      if a[j] ~= b[j] and a[j] ~= '*' then diff[#diff + 1] = SCOPE_FIELDS[j] end
+    end
+    return #diff > 0 and table.concat(diff, ',')
+  end
+  heldScope = function(id)
+    local tk = dk('task', id)
+    local s = redis.call('HGET', tk, '_i')
+    if s then return s end
+    local d = redis.call('HGET', tk, 'd')
+    if not d then return false end
+    local t = cjson.decode(d)
+    local tenant = t[7] == cjson.null and '' or ('+' .. t[7])
+    return t[2] .. SEP .. tenant .. SEP .. '*'
+  end
 end
 
 -- all or none: find conflicts before writing anything
@@ -63,6 +69,7 @@ for i = 0, n - 1 do
   local id, ik = ARGV[a], opt(ARGV[a + 1])
   local held, holder = false, nil
   if ik then
+    idemScopes()
     held, holder = batchScope[ik], batchId[ik]
     if not held then
       holder = redis.call('HGET', K.idem, ik)
@@ -243,8 +250,8 @@ if #byStatus > 0 then
   zaddMany(dk('status', PENDING), byStatus)
   for p, c in pairs(pend) do redis.call('HINCRBY', K.pendcount, p, c) end
   for p, list in pairs(due) do zaddMany(dk('due', p), list) end
-  zaddMany(K.delayed, delayed)
-  zaddMany(K.boosts, boosts)
+  if #delayed > 0 then zaddMany(K.delayed, delayed) end -- (a K.<name> costs on first use)
+  if #boosts > 0 then zaddMany(K.boosts, boosts) end
   for _, lane in ipairs(laneOrder) do
     zaddMany(dk('lane', lane), lanes[lane])
     -- only a new head moves the lane's ready entry: a lane with one (so not parked: lib.lua park
