@@ -23,3 +23,34 @@ export function pgPrepared(text: string): ChunkMatch[] {
     },
   ];
 }
+
+/**
+ * The chunk of a MySQL / MariaDB completeAndClaim transaction (stores/typeorm/sql/complete-and-claim.ts)
+ * to drop at, on a connection (mysql2 sends every statement as its own text query):
+ * - 'commit': its COMMIT, once its completes (the JSON_TABLE UPDATE of tasks) and then its claim
+ *   statements were seen in it: the transaction commits, its reply is lost. A COMMIT before any
+ *   claim statement (a complete() alone) starts over.
+ * - 'claim': the first claim statement after a complete: the server runs it, then sees the end
+ *   of the stream before COMMIT and rolls the transaction back. Not reset by a COMMIT: arm it
+ *   around one call only (a complete committed apart from its claim is dropped at the claim too).
+ */
+export function mysqlCompleteAndClaim(stage: 'commit' | 'claim'): ChunkMatch[] {
+  let complete = false;
+  let claim = false;
+  return [
+    (c) => {
+      const s = c.toString('latin1');
+      if (/UPDATE \w*tasks t JOIN JSON_TABLE/.test(s)) {
+        complete = true;
+        claim = false;
+      } else if (complete && /EXISTS \(SELECT 1 FROM \w*tasks|FROM \w*lanes|SET status = 'SUBMITTING'/.test(s)) {
+        if (stage === 'claim') return true;
+        claim = true;
+      } else if (/^[\s\S]{5}COMMIT$/.test(s)) {
+        if (complete && claim) return true;
+        if (stage === 'commit') complete = false;
+      }
+      return false;
+    },
+  ];
+}

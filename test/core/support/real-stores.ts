@@ -43,6 +43,7 @@ export class RealStores {
   private readonly cleanups: Array<() => Promise<unknown>> = [];
   private n = 0;
 
+  /** `poolSize`: connections of a PostgreSQL / MariaDB DataSource (default that of dataSourceOptions). */
   async open(kind: StoreKind, opts: { proxy?: boolean; poolSize?: number } = {}): Promise<OpenedStore> {
     return this.openOn(kind, `w${process.pid}_${++this.n}`, opts, null);
   }
@@ -70,7 +71,9 @@ export class RealStores {
         if (!server) this.sql.set(kind, (server = kind === 'postgres' ? startPostgresServer() : startMariaDbServer()));
         const s = await server;
         proxy = opts.proxy ? await TcpProxy.start(s.host, s.port) : null;
-        const options = { ...dataSourceOptions(kind, { ...s, url: proxy ? proxy.urlFor(s.url) : s.url }), ...(opts.poolSize ? { poolSize: opts.poolSize } : {}) };
+        const base = dataSourceOptions(kind, { ...s, url: proxy ? proxy.urlFor(s.url) : s.url });
+        // TypeORM lets `extra` (the driver's pool options) override poolSize: both say the same
+        const options = opts.poolSize ? { ...base, poolSize: opts.poolSize, extra: kind === 'postgres' ? { max: opts.poolSize } : { connectionLimit: opts.poolSize } } : base;
         const dataSource = new DataSource(options as never);
         await dataSource.initialize();
         countSql(dataSource, counter);
