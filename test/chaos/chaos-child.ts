@@ -48,7 +48,7 @@ const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const audit = (line: string) => appendFileSync(cfg.auditPath, `${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const WORKER_CALLS = new Set(['claimSubmissions', 'claimPolls', 'complete', 'markSubmitted', 'recordPoll', 'retry', 'renewLease', 'release']);
+const WORKER_CALLS = new Set(['claimSubmissions', 'completeAndClaim', 'claimPolls', 'complete', 'markSubmitted', 'recordPoll', 'retry', 'renewLease', 'release']);
 
 /** The store, with a chance of dying right after each worker call was sent. */
 function mortal(store: TaskStore): TaskStore {

@@ -86,8 +86,14 @@ export async function redisClusterTarget(): Promise<RunningTarget> {
   };
 }
 
-async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle): Promise<RunningTarget> {
+/**
+ * `workerPool`: connections of each worker process's DataSource (default that of
+ * dataSourceOptions); 1 makes the Worker send its completes with its claims (completeAndClaim),
+ * as on any store that runs one call at a time. The test's own store keeps its pool.
+ */
+async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle, workerPool?: number): Promise<RunningTarget> {
   const options = dataSourceOptions(kind, server);
+  const childOptions = workerPool ? { ...options, extra: kind === 'postgres' ? { max: workerPool } : { connectionLimit: workerPool } } : options;
   const sources: DataSource[] = [];
   const killConnections =
     kind === 'postgres'
@@ -118,8 +124,8 @@ async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle):
         };
   return {
     target: {
-      name: kind,
-      child: { kind, dataSource: options },
+      name: workerPool ? `${kind} (workers on ${workerPool} connection${workerPool > 1 ? 's' : ''})` : kind,
+      child: { kind, dataSource: childOptions },
       async open(queue, historyLimit) {
         const dataSource = new DataSource(options as never);
         await dataSource.initialize();
@@ -144,4 +150,6 @@ async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle):
 }
 
 export const postgresTarget = async () => sqlTarget('postgres', await startPostgresServer());
+/** PostgreSQL, every worker on one connection: the Worker drains through completeAndClaim (complete_and_claim). */
+export const postgresOneConnectionTarget = async () => sqlTarget('postgres', await startPostgresServer(), 1);
 export const mariadbTarget = async () => sqlTarget('mariadb', await startMariaDbServer());
