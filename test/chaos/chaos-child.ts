@@ -1,10 +1,11 @@
 /**
  * A worker process of the chaos tests (test/chaos): a core Worker on a Redis, Redis Cluster,
- * PostgreSQL or MariaDB store, config in env PQ_CHAOS (JSON of ChaosChildConfig). Its handlers
+ * PostgreSQL, MariaDB or SQLite (a file shared by the processes) store, config in env PQ_CHAOS (JSON of ChaosChildConfig). Its handlers
  * append their own audit lines SYNCHRONOUSLY (a SIGKILL loses none) to auditPath:
  *   B <id> <kind> <t>   a handler call begins (kind: s = run / submit, p = poll)
  *   E <id> <kind> <t>   it returns (or throws)
  *   K <t>               this process kills itself (see selfKill)
+ *   C <t>               the worker sends a completeAndClaim (its completes with its claim)
  * with t = local wall-clock ms (sub-ms), comparable across processes of one machine.
  *
  * selfKill: with this probability per store call of the worker (claims, outcome writes,
@@ -19,7 +20,7 @@ import { TaskTypeRegistry, Worker, type PollResult, type TaskStore } from '../..
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 
-export type ChaosStoreKind = 'redis' | 'redis-cluster' | 'postgres' | 'mariadb';
+export type ChaosStoreKind = 'redis' | 'redis-cluster' | 'postgres' | 'mariadb' | 'sqlite';
 
 export interface ChaosChildConfig {
   kind: ChaosStoreKind;
@@ -50,9 +51,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const WORKER_CALLS = new Set(['claimSubmissions', 'completeAndClaim', 'claimPolls', 'complete', 'markSubmitted', 'recordPoll', 'retry', 'renewLease', 'release']);
 
-/** The store, with a chance of dying right after each worker call was sent. */
+/** The store, with a chance of dying right after each worker call was sent; audits completeAndClaim calls. */
 function mortal(store: TaskStore): TaskStore {
-  if (!(cfg.selfKill > 0)) return store;
   return new Proxy(store, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target) as unknown;
@@ -60,6 +60,7 @@ function mortal(store: TaskStore): TaskStore {
       const f = (v as (...a: unknown[]) => unknown).bind(target);
       if (!WORKER_CALLS.has(String(prop))) return f;
       return (...args: unknown[]) => {
+        if (prop === 'completeAndClaim') audit(`C ${now()}`);
         const out = f(...args);
         if (Math.random() < cfg.selfKill) {
           setTimeout(() => {
@@ -85,7 +86,8 @@ async function openStore(): Promise<{ store: TaskStore; close: () => Promise<voi
       return { store, close: async () => void connection.disconnect() };
     }
     case 'postgres':
-    case 'mariadb': {
+    case 'mariadb':
+    case 'sqlite': {
       const dataSource = new DataSource(cfg.dataSource as never);
       await dataSource.initialize();
       const store = new TypeOrmTaskStore({ dataSource, tablePrefix: 'ch_', queue: cfg.queue, historyLimit: cfg.historyLimit });

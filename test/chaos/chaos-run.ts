@@ -44,10 +44,12 @@ export interface ChaosTarget {
   child: Pick<ChaosChildConfig, 'kind' | 'url' | 'nodes' | 'dataSource' | 'prefix'>;
   /** The test's own store on the queue (submits, stats, history). */
   open(queue: string, historyLimit: number): Promise<TaskStore>;
-  /** Kills every client connection server-side; returns how many. */
-  killConnections(): Promise<number>;
+  /** Kills every client connection server-side; returns how many. None (SQLite): no connection to kill. */
+  killConnections?(): Promise<number>;
   /** Restarts the server (same data), if the target can. */
   restart?(): Promise<void>;
+  /** The workers must send completes with claims (completeAndClaim): a store that runs one call at a time. */
+  combines?: boolean;
   /** The store's own in-use counters that are not 0 (SQL stores), after a claim applied releases. */
   leftoverSlots?(queue: string): Promise<Record<string, number>>;
 }
@@ -60,6 +62,12 @@ export interface ChaosOptions {
   leaseMs: number;
   selfKill: number;
   seed: number;
+  /**
+   * Mutually exclusive concurrency keys (limit 1 each) the tasks without k1 / k2 spread over, and
+   * a quarter as many accounts of provider pb (concurrency 1 each): hundreds of lanes and limits.
+   * Default 0: the few keys and accounts of LIMITS only.
+   */
+  lanes?: number;
 }
 
 const LIMITS: LimitUpdate[] = [
@@ -70,7 +78,13 @@ const LIMITS: LimitUpdate[] = [
   { kind: 'defaultTenant', quota: 4 },
   { kind: 'concurrencyKey', key: 'k2', limit: 2 },
 ];
-const slotLimit = slotLimitOf(LIMITS);
+
+/** LIMITS, and with `lanes` a limit of 1 on each of its keys m<i> and on each account pb:b<j>. */
+function limitsOf(lanes: number): LimitUpdate[] {
+  const keys: LimitUpdate[] = Array.from({ length: lanes }, (_, i) => ({ kind: 'concurrencyKey', key: `m${i}`, limit: 1 }));
+  const accounts: LimitUpdate[] = Array.from({ length: Math.ceil(lanes / 4) }, (_, j) => ({ kind: 'account', providerKey: 'pb', accountId: `b${j}`, concurrency: 1 }));
+  return [...LIMITS, ...keys, ...accounts];
+}
 
 /** Transitions kept per task: enough for every task's whole life here (a few recoveries included). */
 const HISTORY_LIMIT = 200;
@@ -155,7 +169,7 @@ class Pool {
   }
 }
 
-function chaosInputs(n: number, r: (k: number) => number): SubmitInput[] {
+function chaosInputs(n: number, r: (k: number) => number, lanes: number): SubmitInput[] {
   const pickOf = <T>(xs: readonly T[]) => xs[r(xs.length)];
   return Array.from({ length: n }, (_, i) => {
     const x = r(10);
@@ -168,9 +182,9 @@ function chaosInputs(n: number, r: (k: number) => number): SubmitInput[] {
       providerKey: provider,
       payload: { ms: r(4) * 3, polls: 1 + r(3) } satisfies ChaosPayload,
     };
-    const account = pickOf([null, 'a1', 'a2', 'a3'] as const);
+    const account = lanes > 0 && provider === 'pb' ? `b${r(Math.ceil(lanes / 4))}` : pickOf([null, 'a1', 'a2', 'a3'] as const);
     const tenant = pickOf([null, 't1', 't2', 't3', 't4'] as const);
-    const key = pickOf([null, null, null, null, null, 'k1', 'k2'] as const);
+    const key = pickOf([null, null, null, null, null, 'k1', 'k2'] as const) ?? (lanes > 0 ? `m${r(lanes)}` : null);
     if (account) input.accountId = account;
     if (tenant) input.tenantId = tenant;
     if (key) input.concurrencyKey = key;
@@ -186,9 +200,10 @@ interface Call {
 }
 
 /** Handler calls per task from every audit file; a call cut by its process's death ends then. */
-function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number } {
+function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number; combined: number } {
   const calls: Call[] = [];
   let selfKills = 0;
+  let combined = 0;
   for (const c of children) {
     if (!existsSync(c.auditPath)) continue;
     const open = new Map<string, { kind: 's' | 'p'; begin: number }>();
@@ -200,14 +215,15 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
         const b = open.get(`${id} ${kind}`)!;
         open.delete(`${id} ${kind}`);
         calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t) });
-      } else if (k === 'K') {
+      } else if (k === 'C') combined++;
+      else if (k === 'K') {
         selfKills++;
         death = Math.min(death, Number(id));
       }
     }
     for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death });
   }
-  return { calls, selfKills };
+  return { calls, selfKills, combined };
 }
 
 export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise<void> {
@@ -218,7 +234,9 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
   for (const t of ['idem', 'once', 'prov']) registry.register(t, t === 'once' ? { idempotent: false } : {});
   const api = new PriorityQueue({ store, registry });
   const guard = new AdmissionControl(store);
-  for (const u of LIMITS) await guard.apply(u);
+  const limits = limitsOf(opts.lanes ?? 0);
+  const slotLimit = slotLimitOf(limits);
+  for (const u of limits) await guard.apply(u);
   const dir = mkdtempSync(join(tmpdir(), 'pq-chaos-'));
   const pool = new Pool({ ...target.child, queue, leaseMs: opts.leaseMs, concurrency: 6, selfKill: opts.selfKill, historyLimit: HISTORY_LIMIT }, dir);
   const r = rng(opts.seed);
@@ -226,7 +244,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
   try {
     for (let i = 0; i < opts.workers; i++) await pool.spawn();
     // the backlog goes in while the chaos runs (idempotency keys make a re-sent batch safe)
-    const inputs = chaosInputs(opts.tasks, r);
+    const inputs = chaosInputs(opts.tasks, r, opts.lanes ?? 0);
     const submitting = (async () => {
       for (let i = 0; i < inputs.length; i += 100) {
         await retrying(() => api.submitMany(inputs.slice(i, i + 100)));
@@ -239,8 +257,8 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       if (a === restartAt) {
         log.push('restart');
         await target.restart!();
-      } else if (r(3) === 0) {
-        log.push(`connections killed: ${await retrying(() => target.killConnections())}`);
+      } else if (r(3) === 0 && target.killConnections) {
+        log.push(`connections killed: ${await retrying(() => target.killConnections!())}`);
       } else {
         const live = pool.live;
         if (live.length) await pool.kill(live[r(live.length)]);
@@ -270,7 +288,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     const tasks = new Map<string, Task>();
     for (const t of await listAll((status, limit, afterSeq) => api.list(status, limit, afterSeq))) tasks.set(t.id, t);
     expect(tasks.size).toBe(opts.tasks);
-    const { calls, selfKills } = readCalls(pool.all);
+    const { calls, selfKills, combined } = readCalls(pool.all);
     const runs = new Map<string, number>();
     for (const c of calls) if (c.kind === 's') runs.set(c.id, (runs.get(c.id) ?? 0) + 1);
     const wrong: string[] = [];
@@ -315,11 +333,13 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
       expect(await target.leftoverSlots(queue)).toEqual({});
     }
+    // the drain went through the combined call where it must
+    if (target.combines) expect(combined).toBeGreaterThan(0);
     // the chaos really happened
     expect(pool.all.filter((c) => c.diedAt !== null).length + selfKills).toBeGreaterThan(2);
     if (process.env.PQ_CHAOS_DEBUG) {
       // eslint-disable-next-line no-console
-      console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, calls: calls.length, byStatus: stats.byStatus, log }));
+      console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, combined, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, calls: calls.length, byStatus: stats.byStatus, log }));
     }
   } finally {
     for (const c of pool.all) if (c.diedAt === null && !c.stopped) await pool.kill(c);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Redis, { Cluster } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
@@ -25,6 +28,7 @@ export async function redisTarget(): Promise<RunningTarget> {
   return {
     target: {
       name: 'redis',
+      combines: true,
       child: { kind: 'redis', url: server.url, prefix: 'chaos' },
       async open(queue, historyLimit) {
         const connection = new Redis(server.url, { maxRetriesPerRequest: null });
@@ -86,46 +90,53 @@ export async function redisClusterTarget(): Promise<RunningTarget> {
   };
 }
 
+/** Kills every client connection of a PostgreSQL / MariaDB server but its own; returns how many. */
+function connectionKiller(kind: 'postgres' | 'mariadb', server: SqlServerHandle): () => Promise<number> {
+  return kind === 'postgres'
+    ? async () => {
+        const admin = new Client({ connectionString: server.url });
+        await admin.connect();
+        try {
+          const r = await admin.query(
+            `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+          );
+          return Number(r.rows[0].n);
+        } finally {
+          await admin.end();
+        }
+      }
+    : async () => {
+        const admin = await createConnection({ host: server.host, port: server.port, user: server.user, password: server.password, database: server.database });
+        try {
+          const [rows] = await admin.query(`SELECT ID AS id FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon' AND USER <> 'system user'`);
+          let n = 0;
+          for (const { id } of rows as Array<{ id: number }>) {
+            await admin.query(`KILL CONNECTION ${Number(id)}`).then(() => n++, () => undefined);
+          }
+          return n;
+        } finally {
+          await admin.end();
+        }
+      };
+}
+
 /**
- * `workerPool`: connections of each worker process's DataSource (default that of
- * dataSourceOptions); 1 makes the Worker send its completes with its claims (completeAndClaim),
- * as on any store that runs one call at a time. The test's own store keeps its pool.
+ * A TypeORM target. `workerPool`: connections of each worker process's DataSource (default that
+ * of dataSourceOptions); 1 makes the Worker send its completes with its claims (completeAndClaim),
+ * as on any store that runs one call at a time. The test's own store keeps its pool. SQLite
+ * (`server` null: a file shared by the processes): nothing to kill but processes (one killed
+ * mid-transaction leaves a hot WAL the next opener recovers), no restart.
  */
-async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle, workerPool?: number): Promise<RunningTarget> {
-  const options = dataSourceOptions(kind, server);
+async function sqlTarget(kind: 'postgres' | 'mariadb' | 'sqlite', server: SqlServerHandle | null, workerPool?: number): Promise<RunningTarget> {
+  const dir = server ? null : mkdtempSync(join(tmpdir(), 'pq-chaos-sqlite-'));
+  const options = dataSourceOptions(kind, server, dir ? join(dir, 'db.sqlite') : undefined);
   const childOptions = workerPool ? { ...options, extra: kind === 'postgres' ? { max: workerPool } : { connectionLimit: workerPool } } : options;
   const sources: DataSource[] = [];
-  const killConnections =
-    kind === 'postgres'
-      ? async () => {
-          const admin = new Client({ connectionString: server.url });
-          await admin.connect();
-          try {
-            const r = await admin.query(
-              `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`,
-            );
-            return Number(r.rows[0].n);
-          } finally {
-            await admin.end();
-          }
-        }
-      : async () => {
-          const admin = await createConnection({ host: server.host, port: server.port, user: server.user, password: server.password, database: server.database });
-          try {
-            const [rows] = await admin.query(`SELECT ID AS id FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon' AND USER <> 'system user'`);
-            let n = 0;
-            for (const { id } of rows as Array<{ id: number }>) {
-              await admin.query(`KILL CONNECTION ${Number(id)}`).then(() => n++, () => undefined);
-            }
-            return n;
-          } finally {
-            await admin.end();
-          }
-        };
   return {
     target: {
       name: workerPool ? `${kind} (workers on ${workerPool} connection${workerPool > 1 ? 's' : ''})` : kind,
       child: { kind, dataSource: childOptions },
+      combines: kind === 'sqlite' || workerPool === 1,
       async open(queue, historyLimit) {
         const dataSource = new DataSource(options as never);
         await dataSource.initialize();
@@ -134,8 +145,8 @@ async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle, 
         await store.init();
         return store;
       },
-      killConnections,
-      restart: () => server.restart(),
+      killConnections: kind === 'sqlite' ? undefined : connectionKiller(kind, server!),
+      restart: server ? () => server.restart() : undefined,
       async leftoverSlots(queue) {
         const sql = `SELECT rkey, in_use FROM ch_resources WHERE queue = ${kind === 'postgres' ? '$1' : '?'} AND in_use <> 0`;
         const rows: Array<{ rkey: string; in_use: unknown }> = await sources[0].query(sql, [queue]);
@@ -144,7 +155,8 @@ async function sqlTarget(kind: 'postgres' | 'mariadb', server: SqlServerHandle, 
     },
     async close() {
       for (const s of sources) await s.destroy().catch(() => undefined);
-      await server.stop();
+      await server?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -153,3 +165,5 @@ export const postgresTarget = async () => sqlTarget('postgres', await startPostg
 /** PostgreSQL, every worker on one connection: the Worker drains through completeAndClaim (complete_and_claim). */
 export const postgresOneConnectionTarget = async () => sqlTarget('postgres', await startPostgresServer(), 1);
 export const mariadbTarget = async () => sqlTarget('mariadb', await startMariaDbServer());
+/** SQLite (better-sqlite3: one connection per process, so the Worker drains through completeAndClaim). */
+export const sqliteTarget = () => sqlTarget('sqlite', null);
