@@ -143,8 +143,8 @@ describe('completeAndClaim on MariaDB, connection dropped mid-call', () => {
     const guard = new AdmissionControl(a.store);
     for (let k = 0; k < KEYS; k++) await guard.apply({ kind: 'concurrencyKey', key: `k${k}`, limit: 1 });
     await guard.apply({ kind: 'account', providerKey: 'p', accountId: 'acc', concurrency: 2 });
-    // 240 tasks: every one under a mutually exclusive key, a third of them on one account of 2 slots
-    const tasks = newTasks(240, (i) => ({ concurrencyKey: `k${i % KEYS}`, accountId: i % 3 === 0 ? 'acc' : null, priority: i % 5 }));
+    // 240 tasks: a third on one account of 2 slots (the workers have 8), the rest under 24 mutually exclusive keys
+    const tasks = newTasks(240, (i) => (i % 3 === 0 ? { accountId: 'acc', priority: i % 5 } : { concurrencyKey: `k${i % KEYS}`, priority: i % 5 }));
     const ids = tasks.map((t) => t.id);
     const byId = new Map(tasks.map((t) => [t.id, t]));
     await a.store.create(tasks);
@@ -157,7 +157,7 @@ describe('completeAndClaim on MariaDB, connection dropped mid-call', () => {
       {
         run: async ({ task }) => {
           const begin = performance.now();
-          await sleep(1 + (Number((task.payload as { i: number }).i) % 3));
+          await sleep(1 + (Number((task.payload as { i: number }).i) % 7) * 2);
           calls.push({ id: task.id, begin, end: performance.now() });
           return 1;
         },
@@ -189,7 +189,7 @@ describe('completeAndClaim on MariaDB, connection dropped mid-call', () => {
     const use = new Map<string, number>();
     const over: string[] = [];
     for (const e of edges) {
-      for (const [res, limit] of [[`key ${e.task.concurrencyKey}`, 1], ...(e.task.accountId ? [[`account ${e.task.accountId}`, 2]] : [])] as Array<[string, number]>) {
+      for (const [res, limit] of [e.task.accountId ? [`account ${e.task.accountId}`, 2] : [`key ${e.task.concurrencyKey}`, 1]] as Array<[string, number]>) {
         const u = (use.get(res) ?? 0) + e.d;
         use.set(res, u);
         if (u > limit) over.push(`${res}: ${u} at ${e.t}`);
