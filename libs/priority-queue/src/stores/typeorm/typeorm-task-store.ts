@@ -204,8 +204,11 @@ export class TypeOrmTaskStore implements TaskStore {
    */
   get parallelCalls(): boolean {
     if (this.ctx.d.kind === 'sqlite') return false;
+    // TypeORM builds the pool from poolSize, then lets `extra` (the driver's own pool options:
+    // pg's max, mysql2's connectionLimit) override it; both drivers default to 10 connections
     const o = this.dataSource.options as { poolSize?: number; extra?: { max?: number; connectionLimit?: number } };
-    return (o.poolSize ?? o.extra?.max ?? o.extra?.connectionLimit ?? 10) > 1;
+    const fromExtra = this.ctx.d.kind === 'postgres' ? o.extra?.max : o.extra?.connectionLimit;
+    return (fromExtra ?? o.poolSize ?? 10) > 1;
   }
 
   async init(): Promise<void> {
