@@ -8,7 +8,7 @@ import { PG_TASK_RESULT, pgCompleteLeasedFunctionName } from '../schema/pg-funct
 import type { LeasedRow } from '../context';
 import { TurnBatcher } from '../../shared/turn-batcher';
 import { fencedWrite, whyRejected, type FencedWrite } from './fenced-write';
-import { join, list, raw, sql } from './sql';
+import { join, list, raw, sql, type Sql } from './sql';
 
 export interface Pending {
   fence: Fence;
@@ -63,8 +63,9 @@ export function completeWrite(c: StoreContext, outcome: CompletionOutcome): Fenc
  * complete() on PostgreSQL and MySQL, gathered per event-loop turn (shared/turn-batcher.ts: a
  * worker's handlers finishing together make one round trip instead of one each, MySQL: four).
  * PostgreSQL: ONE call of `<prefix>complete_leased` (schema/postgres/1-complete-leased.sql). MySQL: one short
- * transaction: the rows read FOR UPDATE, fences checked, one UPDATE joined to the batch as
- * JSON_TABLE (eq_ref on the id index), one INSERT of their `releases`. Every task is still its
+ * transaction: the rows read FOR UPDATE, fences checked, one single-table UPDATE of the batch by
+ * id (each column one value, or a CASE on id where the calls differ: a multi-table UPDATE joined
+ * to JSON_TABLE cost ~0.5 ms more per statement on MariaDB 10.11), one INSERT of their `releases`. Every task is still its
  * own fenced write with its own result (a stale fence rejects only that call); the clock is read
  * per call when a test clock is injected. A batch that fails as a whole is sent again call by
  * call, so an error reaches only the calls it belongs to (a deadlock, one bad row).
@@ -154,22 +155,29 @@ export async function completeMysqlIn(x: Exec, c: StoreContext, items: readonly 
     });
   }
   if (rows.length === 0) return rows;
-  const batch = JSON.stringify(
-    rows.map((r) => ({ id: r.id, s: r.status, r: r.result, e: r.error, n: r.finished_at, a: r.attempts })),
-  );
+  const ids = rows.map((r) => r.id);
+  const byRow = (k: string) => perRow(ids, rows.map((r) => r[k]));
   await run(
     x,
-    sql`UPDATE ${T} t JOIN JSON_TABLE(${batch}, '$[*]' COLUMNS (id VARCHAR(255) PATH '$.id', s VARCHAR(16) PATH '$.s',
-        r LONGTEXT PATH '$.r', e LONGTEXT PATH '$.e', n BIGINT PATH '$.n', a INT PATH '$.a')) i ON t.id = i.id
-      SET t.status = i.s, t.result = i.r, t.error = i.e, t.finished_at = i.n, t.attempts = i.a, t.lease_owner = NULL,
-        t.lease_id = NULL, t.lease_until = NULL, t.next_poll_at = NULL, t.version = t.version + 1, t.updated_at = i.n
-      WHERE t.queue = ${c.queue}`,
+    sql`UPDATE ${T} SET status = ${byRow('status')}, result = ${byRow('result')}, error = ${byRow('error')},
+        finished_at = ${byRow('finished_at')}, attempts = ${byRow('attempts')}, lease_owner = NULL, lease_id = NULL,
+        lease_until = NULL, next_poll_at = NULL, version = version + 1, updated_at = ${byRow('finished_at')}
+      WHERE queue = ${c.queue} AND id IN (${list(ids)})`,
   );
   const freed = rows.filter((r) => slotKeys(laneKeysOf(r)).length > 0);
   if (freed.length > 0) {
     await run(x, sql`INSERT INTO ${raw(c.t.releases)} (queue, lane_key) VALUES ${join(freed.map((r) => sql`(${c.queue}, ${String(r.lane_key)})`), ', ')}`);
   }
   return rows;
+}
+
+/**
+ * One column's new value for the rows `ids` of an UPDATE: the value when every row gets the same
+ * one (the usual batch: all SUCCEEDED at one time, no result), else `CASE id WHEN ... END`.
+ */
+function perRow(ids: readonly unknown[], values: readonly unknown[]): Sql {
+  if (values.every((v) => v === values[0])) return sql`${values[0]}`;
+  return sql`CASE id ${join(ids.map((id, i) => sql`WHEN ${id} THEN ${values[i]}`), ' ')} END`;
 }
 
 /** Each call's task as written (a row of `rows`, by id), or a rejected promise of why its fence was refused. */
