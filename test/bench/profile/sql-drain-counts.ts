@@ -5,11 +5,15 @@
  * transaction's BEGIN / COMMIT count as statements, as they are round trips), the NOTIFYs among
  * them, the transactions, and the client CPU time (process.cpuUsage), with the statements
  * grouped by their first words. Wall time is printed as a hint only (the machine is shared).
+ * PQ_ADMISSION=1: the admission scenario's world instead (2 providers of 500/s burst 50, accounts of
+ * concurrency 2, tenant quota 10, skewed draws; handlers hold 5 ms; pass concurrency 64, prefetch 0).
+ * PQ_SLOWLOG=1 (MariaDB): also logs every statement of the drain in the server's slow query log
+ * and prints, per statement shape, the server time and the rows examined per drained task.
  * `node -r ./test/support/register.js test/bench/profile/sql-drain-counts.ts <postgres|mariadb> [tasks] [concurrency] [prefetch]`
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
 import { TaskTypeRegistry } from '../../../libs/priority-queue/src/core/registry';
 import type { TaskStore } from '../../../libs/priority-queue/src/core/task-store.port';
@@ -17,7 +21,8 @@ import { Worker } from '../../../libs/priority-queue/src/core/worker';
 import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
 import { startServers } from '../lib/servers';
 import { makeJobs } from '../scenario';
-import { chunks, Countdown, nowMs, perSecond } from '../lib/stats';
+import { chunks, Countdown, nowMs, perSecond, sleep } from '../lib/stats';
+import { randomInt, seededRandom } from '../lib/rng';
 import type { ServerKind } from '../target';
 
 interface Tally {
@@ -114,6 +119,54 @@ async function serverCpuSince(ds: DataSource, kind: string, before: Map<number, 
   return total;
 }
 
+/**
+ * Turns MariaDB's slow query log on for every statement (long_query_time 0 for the sessions
+ * opened after this: call it before the pool connects); returns the log file.
+ */
+async function startSlowLog(options: DataSourceOptions): Promise<string> {
+  const ds = new DataSource(options);
+  await ds.initialize();
+  const [{ d }] = (await ds.query('SELECT @@datadir AS d')) as Array<{ d: string }>;
+  const file = join(d, 'pq-drain-slow.log');
+  await ds.query(`SET GLOBAL slow_query_log_file = '${file}'`);
+  await ds.query('SET GLOBAL long_query_time = 0');
+  await ds.query('SET GLOBAL slow_query_log = 1'); // a session copies both when it connects
+  await ds.destroy();
+  return file;
+}
+
+/** Server time (Query_time) and Rows_examined per statement shape, per drained task. */
+async function printSlowLog(ds: DataSource, file: string, from: number, n: number): Promise<void> {
+  await ds.query('SET GLOBAL slow_query_log = 0');
+  const by = new Map<string, { count: number; ms: number; examined: number }>();
+  let head: { ms: number; examined: number } | null = null;
+  let text = '';
+  const flush = () => {
+    if (head && text) {
+      const shape = text.replace(/\s+/g, ' ').replace(/`[a-z0-9_]*_(tasks|lanes|limits|resources|history|releases|marks|stage[a-z_]*)`/gi, '<$1>').trim().slice(0, 80);
+      const e = by.get(shape) ?? { count: 0, ms: 0, examined: 0 };
+      e.count++;
+      e.ms += head.ms;
+      e.examined += head.examined;
+      by.set(shape, e);
+    }
+    head = null;
+    text = '';
+  };
+  for (const line of readFileSync(file).subarray(from).toString('utf8').split('\n')) {
+    const q = /^# Query_time: ([\d.]+) .*Rows_examined: (\d+)/.exec(line);
+    if (q) {
+      flush();
+      head = { ms: Number(q[1]) * 1000, examined: Number(q[2]) };
+    } else if (line.startsWith('# Time:') || line.startsWith('# User@Host')) flush();
+    else if (!line.startsWith('#') && !line.startsWith('SET timestamp') && !line.startsWith('use ')) text += ' ' + line;
+  }
+  flush();
+  console.log('server time per task (slow log), by statement: count/task, µs/task, rows examined/task');
+  for (const [shape, e] of [...by].sort((a, b) => b[1].ms - a[1].ms).slice(0, 16))
+    console.log(`  ${(e.count / n).toFixed(3).padStart(7)} ${((e.ms * 1000) / n).toFixed(0).padStart(6)} µs ${(e.examined / n).toFixed(1).padStart(8)}  ${shape}`);
+}
+
 async function main(): Promise<void> {
   const kind = (process.argv[2] ?? 'postgres') as 'postgres' | 'mariadb';
   const n = Number(process.argv[3] ?? 2000);
@@ -121,22 +174,35 @@ async function main(): Promise<void> {
   const prefetch = Number(process.argv[5] ?? 2 * concurrency);
   instrumentDrivers();
   const servers = await startServers(new Set<ServerKind>([kind]), () => undefined);
-  let ds: DataSource;
+  let options: DataSourceOptions;
   if (kind === 'postgres') {
-    ds = new DataSource({ type: 'postgres', url: servers.env.postgres!.url, poolSize: 20, logging: false });
+    options = { type: 'postgres', url: servers.env.postgres!.url, poolSize: 20, logging: false };
   } else {
     const m = servers.env.mariadb!;
-    ds = new DataSource({ type: 'mariadb', host: m.host, port: m.port, username: m.user, password: m.password, database: m.database, poolSize: 20, logging: false });
+    options = { type: 'mariadb', host: m.host, port: m.port, username: m.user, password: m.password, database: m.database, poolSize: 20, logging: false };
   }
+  const slowLog = process.env.PQ_SLOWLOG && kind === 'mariadb' ? await startSlowLog(options) : null;
+  const ds = new DataSource(options);
   await ds.initialize();
   const store: TaskStore = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'cnt_' });
   try {
     await store.init();
     const registry = new TaskTypeRegistry();
     let done: Countdown | null = null;
-    registry.register('bench', {}, { run: () => void done?.tick() }, 'bench');
+    const admission = !!process.env.PQ_ADMISSION;
+    registry.register('bench', {}, { run: admission ? () => sleep(5).then(() => void done?.tick()) : () => void done?.tick() }, 'bench');
     const queue = new PriorityQueue({ store, registry });
-    for (const c of chunks(makeJobs(n, 42), 1000)) await queue.submitMany(c.map((j) => ({ type: 'bench', priority: j.priority, payload: { i: j.i } })));
+    if (admission) {
+      for (const providerKey of ['provider-0', 'provider-1']) await store.setLimits({ kind: 'provider', providerKey, qps: 500, burst: 50, accountConcurrency: 2 });
+      await store.setLimits({ kind: 'defaultTenant', quota: 10 });
+    }
+    const random = seededRandom(42);
+    const world = (i: number) => {
+      const account = Math.floor(200 * random() ** 2);
+      return { providerKey: `provider-${account % 2}`, accountId: `account-${account}`, tenantId: `tenant-${Math.floor(50 * random() ** 2)}`, priority: randomInt(random, 0, 9), payload: { i } };
+    };
+    for (const c of chunks(makeJobs(n, 42), 1000))
+      await queue.submitMany(c.map((j) => (admission ? { type: 'bench', ...world(j.i) } : { type: 'bench', priority: j.priority, payload: { i: j.i } })));
     done = new Countdown(n, 300_000, 'drain');
     const worker = new Worker({ store, registry, concurrency, prefetch, batchSize: concurrency + prefetch, leaseMs: 30_000 });
     let firstMs = 0;
@@ -145,6 +211,7 @@ async function main(): Promise<void> {
       if (firstMs === 0) firstMs = nowMs() - t0;
       tick();
     };
+    const slowFrom = slowLog ? statSync(slowLog).size : 0; // the drain's statements only
     const server0 = procCpuMs(await serverPids(ds, kind));
     tally.on = true;
     const cpu0 = process.cpuUsage();
@@ -162,6 +229,7 @@ async function main(): Promise<void> {
       `${kind}: ${n} tasks, concurrency ${concurrency}, prefetch ${prefetch}: statements/task ${per(tally.total)}, NOTIFY/task ${per(tally.notifies)}, transactions/task ${per(tally.begins)}, client CPU/task ${((cpu.user + cpu.system) / n).toFixed(0)} µs, server CPU/task ${((serverMs * 1000) / n).toFixed(0)} µs; first start after ${firstMs.toFixed(0)} ms, wall ${elapsed.toFixed(0)} ms = ${perSecond(n, elapsed).toFixed(0)} jobs/s (hint only)`,
     );
     for (const [shape, c] of [...tally.byShape].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`  ${per(c).padStart(7)}  ${shape}`);
+    if (slowLog) await printSlowLog(ds, slowLog, slowFrom, n);
   } finally {
     await store.close().catch(() => undefined);
     await ds.destroy();
