@@ -108,6 +108,34 @@ export function laneHeadCases(ctx: ContractContext): void {
     });
   });
 
+  describe('more ready lanes than a claim reads at once', () => {
+    it('tasks created into new and existing lanes, ahead of, among and behind 300 stored heads, are claimed in the whole order', async () => {
+      const h = await ctx.open();
+      const r = rng(47);
+      const live = new Map<string, Task>();
+      const add = async (specs: Partial<NewTask>[]) => {
+        for (const t of (await h.store.create(shuffle(specs.map((s) => h.newTask(s)), r))).map((x) => x.task)) live.set(t.id, t);
+      };
+      const take = async (n: number) => {
+        const want = sortedIds([...live.values()]).slice(0, n);
+        expect(await h.claimIds(n)).toEqual(want);
+        for (const id of want) live.delete(id);
+      };
+      await add(Array.from({ length: 300 }, (_, lane) => ({ accountId: `l${lane}`, priority: 100 + r(800) })));
+      await take(1); // every lane's head stored, all of them ready
+      let fresh = 0;
+      while (live.size > 0) {
+        // a batch into lanes the store has never seen and into existing ones, at any place of the order
+        const specs: Partial<NewTask>[] = [];
+        for (let k = r(4); k >= 0; k--) specs.push({ accountId: `new${fresh++}`, priority: r(1100) });
+        for (let k = r(3); k >= 0; k--) specs.push({ accountId: `l${r(300)}`, priority: r(1100) });
+        if (fresh < 200) await add(specs);
+        await take(1 + r(7));
+      }
+      expect(await h.claim(10)).toEqual([]);
+    });
+  });
+
   describe('createdAt tie-break between lanes', () => {
     /**
      * Equal priority and runAt, seq order unlike createdAt order (the clock goes back between

@@ -57,16 +57,18 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
         }
       }
       if (todo.rate) await unparkDueRate(x, c, now);
-      if (todo.staged || boosted.length > 0) await mergeDueStaged(x, c, now);
+      const lanes = new Map<string, LaneState>(); // the merge's changed lanes, then the claim's
+      if (todo.staged || boosted.length > 0) await mergeDueStaged(x, c, now, { lanes, resources });
 
-      const lanes = new Map<string, LaneState>();
       const claimed = await selectClaims(
         {
-          async page(size, changed, cache) {
-            await writeLanes(x, c, changed); // the page must see this claim's changes
+          async page(size, changed, cache, unwritten) {
+            await writeLanes(x, c, changed); // the page must see the parkings of this claim
             const rows = await readyLanes(x, c, size);
             cacheProviders(cache, rows); // MySQL: joined to the page (sql/lanes.ts readyLanes)
-            await loadResources(x, c, cache, rows.flatMap((r) => admissionKeys(laneKeysOf(r))));
+            const keys = rows.flatMap((r) => admissionKeys(laneKeysOf(r)));
+            for (const l of unwritten) keys.push(...admissionKeys(l.keys));
+            await loadResources(x, c, cache, keys);
             return rows;
           },
           laneTasks: (laneKey, n) => laneTasks(x, c, laneKey, n),
