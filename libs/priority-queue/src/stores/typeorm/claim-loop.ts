@@ -1,6 +1,6 @@
 import type { RefusalReason } from '../../core/admission';
 import { claimFromLanes, LOAD, RETRY, type ReadyLaneSource } from '../../core/claim-loop';
-import { nextTokenAt, type LaneRoom } from '../../core/lane-admission';
+import { laneRefusalReason, nextTokenAt, type LaneRoom } from '../../core/lane-admission';
 import { compareOrder } from '../../core/order-key';
 import type { Row } from './db';
 import { laneRoom } from './lane-admission';
@@ -17,8 +17,13 @@ export interface ClaimReads {
    * (changed lanes not written yet), loaded into `resources`.
    */
   page(size: number, write: Iterable<LaneState>, resources: Map<string, Resource>, unwritten: readonly LaneState[]): Promise<Row[]>;
-  /** The best `n` merged tasks of a lane, locked (see sql/lanes.ts laneTasks). */
-  laneTasks(laneKey: string, n: number): Promise<Row[]>;
+  /**
+   * The best `n` merged tasks of each lane, locked, best first (see sql/lanes.ts laneTasks);
+   * one round trip for all of them where the store has round trips.
+   */
+  laneTasks(wants: ReadonlyArray<{ laneKey: string; n: number }>): Promise<Row[][]>;
+  /** How many lanes one laneTasks call may read: 1 = no read ahead (SQLite: no round trips). */
+  readonly readAhead: number;
 }
 
 /**
@@ -34,11 +39,14 @@ export async function selectClaims(
   lanes: Map<string, LaneState>,
   resources: Map<string, Resource>,
 ): Promise<Row[]> {
-  const src = new PagedLanes(reads, limit, order.aging, order.fair, lanes, resources);
+  const src = new PagedLanes(reads, limit, now, order.aging, order.fair, lanes, resources);
   const claimed: Row[] = [];
   while (!claimFromLanes(src, limit, now, claimed)) await src.load(limit - claimed.length);
   return claimed;
 }
+
+/** Tasks read per lane read ahead (claim-loop's readAhead): a lane that gives more is read again. */
+const READ_AHEAD_TASKS = 4;
 
 /** Largest page of ready lanes one read asks for (the rows and the resources they read). */
 const MAX_PAGE = 1024;
@@ -62,6 +70,11 @@ const MAX_PAGE = 1024;
  * claim's state of it, and the changed ready lanes it does not show that come before its last
  * stored head (or all of them, when the page is not full) are added to it. Every lane is then
  * written once, at the end of the claim (one round trip less per claim that merged).
+ *
+ * A lane's tasks are read when it may give the next claim; with `readAhead` > 1 the same read
+ * also takes the tasks of the next lanes of the page that have room now (a few each), since
+ * under tight limits most lanes give one or two tasks each: fewer round trips per claim. A
+ * lane read ahead but then parked or not reached only kept its rows locked until the commit.
  */
 class PagedLanes implements ReadyLaneSource<LaneState, Row> {
   /** The page's lanes still ready, best head first. */
@@ -74,11 +87,17 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
   private pages = 0;
   /** A lane whose tasks `take` asked for. */
   private unread: LaneState | null = null;
+  /**
+   * Seqs of the tasks this claim took, per lane: they stay PENDING_SUBMIT until the claim
+   * writes them, so a lane read again (its earlier read used up) gets them again and drops them.
+   */
+  private readonly taken = new Map<LaneState, Set<string>>();
   private readonly cmp = (a: LaneState, b: LaneState) => compareOrder(a.head!, b.head!, this.aging);
 
   constructor(
     private readonly reads: ClaimReads,
     limit: number,
+    private readonly now: number,
     private readonly aging: number,
     /** The queue has fairness: heads carry their fair tags (order-columns.ts). */
     private readonly fair: boolean,
@@ -132,6 +151,9 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
       return RETRY;
     }
     const row = l.tasks.shift()!;
+    let taken = this.taken.get(l);
+    if (!taken) this.taken.set(l, (taken = new Set()));
+    taken.add(String(row.seq));
     l.dirty = true;
     if (l.tasks.length > 0) {
       l.head = orderOfRow(l.tasks[0], this.fair);
@@ -151,9 +173,20 @@ class PagedLanes implements ReadyLaneSource<LaneState, Row> {
     const l = this.unread;
     if (l !== null) {
       this.unread = null;
-      const n = wanted + 1;
-      l.tasks = await this.reads.laneTasks(l.laneKey, n);
-      l.complete = l.tasks.length < n;
+      const batch = [{ lane: l, n: wanted + 1 }];
+      for (const o of this.cands) {
+        if (batch.length >= this.reads.readAhead) break;
+        if (o === l || o.tasks !== undefined) continue;
+        if (this.boundary !== null && compareOrder(o.head!, this.boundary, this.aging) > 0) break;
+        if (laneRefusalReason(this.room(o), this.now) === null) batch.push({ lane: o, n: Math.min(wanted + 1, READ_AHEAD_TASKS) });
+      }
+      const skip = batch.map((b) => this.taken.get(b.lane));
+      const got = await this.reads.laneTasks(batch.map((b, i) => ({ laneKey: b.lane.laneKey, n: b.n + (skip[i]?.size ?? 0) })));
+      batch.forEach((b, i) => {
+        const seen = skip[i];
+        b.lane.tasks = seen ? got[i].filter((r) => !seen.has(String(r.seq))) : got[i];
+        b.lane.complete = got[i].length < b.n + (seen?.size ?? 0);
+      });
       return;
     }
     const first = this.pages++ === 0;

@@ -18,6 +18,9 @@ import { preparationDue } from './sql/preparation-due';
 import { nextWakeAt } from './sql/next-wake';
 import { cacheProviders, loadResources, writeResources, type Resource } from './sql/resources';
 
+/** MySQL: lanes whose tasks one round trip of the claim loop reads (claim-loop.ts). */
+const LANES_READ_AHEAD = 8;
+
 /**
  * claimSubmissions (DESIGN §2–§3, LANES.md): ONE short transaction per batch, serialised per
  * queue by the queue lock, so the start order is exact under any number of workers.
@@ -71,7 +74,8 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
             await loadResources(x, c, cache, keys);
             return rows;
           },
-          laneTasks: (laneKey, n) => laneTasks(x, c, laneKey, n),
+          laneTasks: (wants) => laneTasks(x, c, wants),
+          readAhead: c.d.kind === 'mysql' ? LANES_READ_AHEAD : 1,
         },
         req.limit,
         now,

@@ -1,4 +1,4 @@
-import type { OrderFields } from '../../../core/order-key';
+import { compareOrder, type OrderFields } from '../../../core/order-key';
 import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import type { LaneRoom } from '../../../core/lane-admission';
@@ -131,31 +131,42 @@ export function writeLanesSql(c: StoreContext, lanes: Iterable<LaneState>): Sql[
 }
 
 /**
- * The best `limit` merged tasks of one lane, locked FOR UPDATE (PostgreSQL / MySQL). Reads the
- * partial lane index (queue, lane_key, k1, k2, run_at, created_at, seq) WHERE PENDING_SUBMIT
- * and merged (MySQL: the status-leading index), so it visits `limit` index entries.
+ * The best `n` merged tasks of each lane of `wants`, locked FOR UPDATE (PostgreSQL / MySQL), best
+ * first. Reads the partial lane index (queue, lane_key, k1, k2, run_at, created_at, seq) WHERE
+ * PENDING_SUBMIT and merged (MySQL: the status-leading index), so it visits `n` index entries
+ * per lane. MySQL: several lanes in ONE statement, a UNION ALL of each lane's locking read (its
+ * rows sorted here: a UNION's order is not its parts').
  * A row changed by a concurrent cancel / changePriority while we waited for its lock drops
  * out of a PostgreSQL `LIMIT ... FOR UPDATE` result (the LIMIT counted it), so there a short
  * result is read once more before the lane is believed exhausted. InnoDB's locking read
  * re-reads the latest version and keeps scanning, so it has no such gap.
  */
-export async function laneTasks(x: Exec, c: StoreContext, laneKey: string, limit: number): Promise<Row[]> {
-  const lock = c.d.rowLocks ? raw(' FOR UPDATE') : raw('');
-  const read = () =>
-    q(
-      x,
-      sql`SELECT ${raw(TASK_COLS)} FROM ${raw(c.t.tasks)}
+export async function laneTasks(x: Exec, c: StoreContext, wants: ReadonlyArray<{ laneKey: string; n: number }>): Promise<Row[][]> {
+  const lock = raw(c.d.rowLocks ? ' FOR UPDATE' : '');
+  const one = (laneKey: string, n: number) =>
+    sql`SELECT ${raw(TASK_COLS)} FROM ${raw(c.t.tasks)}
         WHERE queue = ${c.queue} AND lane_key = ${laneKey} AND status = 'PENDING_SUBMIT' AND staged = 0
-        ORDER BY ${raw(ORDER_COLUMNS)} LIMIT ${raw(String(limit))}${lock}`,
-    );
-  let rows = await read();
-  if (c.d.kind === 'postgres' && rows.length < limit) {
-    for (;;) {
-      const again = await read();
-      if (again.length === rows.length) break;
-      rows = again;
-      if (rows.length >= limit) break;
-    }
+        ORDER BY ${raw(ORDER_COLUMNS)} LIMIT ${raw(String(n))}${lock}`;
+  if (c.d.kind === 'mysql' && wants.length > 1) {
+    const rows = await q(x, join(wants.map((w) => sql`(${one(w.laneKey, w.n)})`), ' UNION ALL '));
+    const by = new Map<string, Row[]>(wants.map((w) => [w.laneKey, []]));
+    for (const r of rows) by.get(String(r.lane_key))!.push(r);
+    const cmp = (a: Row, b: Row) => compareOrder(orderOfRow(a, c.fair), orderOfRow(b, c.fair), c.aging);
+    return wants.map((w) => by.get(w.laneKey)!.sort(cmp));
   }
-  return rows;
+  const out: Row[][] = [];
+  for (const w of wants) {
+    const read = () => q(x, one(w.laneKey, w.n));
+    let rows = await read();
+    if (c.d.kind === 'postgres' && rows.length < w.n) {
+      for (;;) {
+        const again = await read();
+        if (again.length === rows.length) break;
+        rows = again;
+        if (rows.length >= w.n) break;
+      }
+    }
+    out.push(rows);
+  }
+  return out;
 }
