@@ -33,6 +33,16 @@ export interface Inserted {
   fairTag: string | null;
 }
 
+/**
+ * MariaDB 10.5+ (TypeORM type "mariadb", which reads the server version when it connects):
+ * `INSERT ... RETURNING`, so a multi-row create learns its seqs without reading them back.
+ */
+function insertReturning(c: StoreContext): boolean {
+  if (c.d.kind !== 'mysql') return false;
+  const driver = c.db.dataSource.driver as { isReturningSqlSupported?: (kind: 'insert') => boolean };
+  return driver.isReturningSqlSupported?.('insert') === true;
+}
+
 export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, Inserted>> {
   const out = new Map<string, Inserted>();
   const tags = c.fair ? await tagTasks(x, c, tasks) : null;
@@ -55,7 +65,7 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
       return sql`(${list(values)})`;
     });
     const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
-    if (c.d.returning) {
+    if (c.d.returning || (part.length > 1 && insertReturning(c))) {
       for (const r of await q<{ id: string; seq: unknown }>(x, sql`${insert} RETURNING id, seq`)) seqs.set(String(r.id), Number(r.seq));
     } else {
       // one row: its seq is the LAST_INSERT_ID of the OK packet (no read back); a multi-row
