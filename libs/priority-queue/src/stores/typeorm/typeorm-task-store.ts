@@ -62,7 +62,7 @@ import { cancelTask } from './sql/cancel-task';
 import { changePriority } from './sql/change-priority';
 import { claimPolls } from './sql/claim-polls';
 import { fencedWrite } from './sql/fenced-write';
-import { insertTasks } from './sql/insert-tasks';
+import { createsWithServerClock, insertTasks } from './sql/insert-tasks';
 import { insertTasksPg } from './sql/insert-tasks.pg';
 import { notifyArgs, readLimits, setLimits, setTenantWeight } from './sql/limits';
 import { purge } from './sql/purge';
@@ -270,7 +270,8 @@ export class TypeOrmTaskStore implements TaskStore {
     for (let attempt = 1; ; attempt++) {
       try {
         const out = await c.db.tx(async (x) => {
-          const now = await c.now(x);
+          // MariaDB: the INSERT may take the clock itself (sql/insert-tasks.ts createsWithServerClock)
+          let now: number | null = createsWithServerClock(c, tasks) ? null : await c.now(x);
           const keys = [...new Set(tasks.map((t) => t.idempotencyKey).filter((k): k is string => k !== null))];
           const existing = new Map<string, Task>();
           if (keys.length > 0) {
@@ -292,11 +293,12 @@ export class TypeOrmTaskStore implements TaskStore {
             }
           }
           const inserted = await insertTasks(x, c, now, fresh);
-          if (fresh.length > 0) await markStaged(x, c, now + Math.min(...fresh.map((t) => t.delayMs)));
+          now = inserted.now;
+          if (fresh.length > 0) await markStaged(x, c, now! + Math.min(...fresh.map((t) => t.delayMs)));
           const made = new Map<NewTask, Task>(
             fresh.map((t) => {
-              const { seq, fairTag } = inserted.get(t.id)!;
-              return [t, { ...newTaskRecord(t, now, seq), fairTag }];
+              const { seq, fairTag } = inserted.rows.get(t.id)!;
+              return [t, { ...newTaskRecord(t, now!, seq), fairTag }];
             }),
           );
           if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));

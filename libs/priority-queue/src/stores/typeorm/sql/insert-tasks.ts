@@ -5,7 +5,7 @@ import type { Exec } from '../db';
 import { orderColumns } from '../order-columns';
 import { chunks, laneId, toJson } from '../rows';
 import { tagTasks } from './fair-tags';
-import { join, list, raw, sql, type Sql } from './sql';
+import { join, list, raw, Sql, sql } from './sql';
 
 /**
  * create(): the batch goes in with multi-row INSERTs inside the caller's transaction (all or
@@ -43,30 +43,57 @@ function insertReturning(c: StoreContext): boolean {
   return driver.isReturningSqlSupported?.('insert') === true;
 }
 
-export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: readonly NewTask[]): Promise<Map<string, Inserted>> {
+/** Rows per INSERT statement (the dialect's parameter limit over the columns). */
+function rowsPerStatement(c: StoreContext): number {
+  return Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / COLUMNS.length);
+}
+
+/**
+ * MariaDB: a create may let its INSERT take the server clock itself (created_at, run_at,
+ * deadline_at, updated_at as `now + offset` in SQL) and return it, instead of reading the clock
+ * first: one round trip less per submit. Only where nothing else needs the time before the
+ * INSERT: no injected clock, no fairness (the tags), no deadline boost, an order key whose k1 /
+ * k2 do not hold runAt (no aging), and one INSERT statement (one statement, one NOW()).
+ */
+export function createsWithServerClock(c: StoreContext, tasks: readonly NewTask[]): boolean {
+  if (c.clock || c.fair || !insertReturning(c) || tasks.length === 0 || tasks.length > rowsPerStatement(c)) return false;
+  const at = (runAt: number) => orderColumns({ priority: 0, runAt }, c.aging, false);
+  if (at(0).k1 !== at(1).k1 || at(0).k2 !== at(1).k2) return false;
+  return tasks.every((t) => t.boost == null);
+}
+
+/**
+ * `now`: the store time of the create; null when createsWithServerClock() said the INSERT takes
+ * it (the time written is then returned as `now`).
+ */
+export async function insertTasks(x: Exec, c: StoreContext, now: number | null, tasks: readonly NewTask[]): Promise<{ now: number | null; rows: Map<string, Inserted> }> {
   const out = new Map<string, Inserted>();
   const tags = c.fair ? await tagTasks(x, c, tasks) : null;
   const tagOf = new Map<NewTask, string>(tags ? tasks.map((t, i) => [t, tags[i].toString()]) : []);
   const seqs = new Map<string, number>();
-  const rowsPerStatement = Math.floor((c.d.kind === 'sqlite' ? 30_000 : 60_000) / COLUMNS.length);
-  for (const part of chunks(tasks, rowsPerStatement)) {
+  // the time: a number, or the server clock of the statement (one value per statement: NOW(3))
+  const clock = now === null ? raw(c.d.nowMs) : null;
+  const at = (offset: number): unknown => (clock ? sql`${clock} + ${offset}` : now! + offset);
+  for (const part of chunks(tasks, rowsPerStatement(c))) {
     const values: Sql[] = part.map((n) => {
-      const runAt = now + n.delayMs;
       const fairTag = tagOf.get(n);
-      const { k1, k2 } = orderColumns({ priority: n.priority, runAt, fairTag }, c.aging, c.fair);
-      const boostAt = n.boost != null && n.timeoutMs !== null ? boostAtOf(now + n.timeoutMs, n.boost.beforeDeadlineMs) : null;
+      // with the server clock the order key holds no time (createsWithServerClock)
+      const { k1, k2 } = orderColumns({ priority: n.priority, runAt: (now ?? 0) + n.delayMs, fairTag }, c.aging, c.fair);
+      const boostAt = n.boost != null && n.timeoutMs !== null && now !== null ? boostAtOf(now + n.timeoutMs, n.boost.beforeDeadlineMs) : null;
       const values = [
-        n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), runAt,
-        n.timeoutMs === null ? null : now + n.timeoutMs, now, 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
+        n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), at(n.delayMs),
+        n.timeoutMs === null ? null : at(n.timeoutMs), at(0), 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
         n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
-        null, null, null, null, 0, 0, now, null, c.historyLimit,
+        null, null, null, null, 0, 0, at(0), null, c.historyLimit,
         boostAt, boostAt === null ? null : n.boost!.priority, boostAt,
       ];
-      return sql`(${list(values)})`;
+      return sql`(${join(values.map((v) => (v instanceof Sql ? v : sql`${v}`)), ', ')})`;
     });
     const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
-    if (c.d.returning || (part.length > 1 && insertReturning(c))) {
-      for (const r of await q<{ id: string; seq: unknown }>(x, sql`${insert} RETURNING id, seq`)) seqs.set(String(r.id), Number(r.seq));
+    if (c.d.returning || clock || (part.length > 1 && insertReturning(c))) {
+      const got = await q<{ id: string; seq: unknown; created_at: unknown }>(x, sql`${insert} RETURNING id, seq, created_at`);
+      for (const r of got) seqs.set(String(r.id), Number(r.seq));
+      if (clock && got.length > 0) now = Number(got[0].created_at);
     } else {
       // one row: its seq is the LAST_INSERT_ID of the OK packet (no read back); a multi-row
       // INSERT's ids need not be consecutive (innodb_autoinc_lock_mode = 2, auto_increment_increment)
@@ -80,5 +107,5 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number, tasks: 
     }
   }
   for (const t of tasks) out.set(t.id, { seq: seqs.get(t.id)!, fairTag: tagOf.get(t) ?? null });
-  return out;
+  return { now, rows: out };
 }
