@@ -5,7 +5,6 @@ import type { LaneRoom } from '../../../core/lane-admission';
 import { ORDER_COLUMNS, orderColumns, orderOfRow } from '../order-columns';
 import { chunks, laneKeysOf, numOrNull, TASK_COLUMNS as TASK_COLS, type LaneKeys } from '../rows';
 import { join, list, raw, sql, type Sql } from './sql';
-import { cacheProviders, type Resource } from './resources';
 
 /**
  * The lanes table (LANES.md): one row per set of admission keys with the order key of its best
@@ -70,27 +69,15 @@ export function readyLanes(x: Exec, c: StoreContext, limit: number): Promise<Row
   );
 }
 
-const PROVIDER_COLUMNS = ['rkey', 'in_use', 'tat', 'configured', 'limit_value', 'paused', 'qps', 'burst', 'account_concurrency']
+/** A provider resource's columns as `pr_<column>`, for cacheProviders (sql/resources.ts). */
+export const PROVIDER_COLUMNS = ['rkey', 'in_use', 'tat', 'configured', 'limit_value', 'paused', 'qps', 'burst', 'account_concurrency']
   .map((k) => `pr.${k} AS pr_${k}`)
   .join(', ');
 
-/**
- * The lanes `keys` that exist. With `providers` (MySQL): each lane comes with its provider's
- * resource row, joined as readyLanes does, put into `providers` (cacheProviders).
- */
-export async function lanesByKey(x: Exec, c: StoreContext, keys: readonly string[], providers?: Map<string, Resource>): Promise<Map<string, LaneState>> {
+export async function lanesByKey(x: Exec, c: StoreContext, keys: readonly string[]): Promise<Map<string, LaneState>> {
   const out = new Map<string, LaneState>();
-  const withProviders = providers && c.d.kind === 'mysql';
   for (const part of chunks(keys, 500)) {
-    const rows = withProviders
-      ? await q(
-          x,
-          sql`SELECT ${raw(LANE_COLUMNS.split(', ').map((k) => `l.${k}`).join(', '))}, 1 AS pr_joined, ${raw(PROVIDER_COLUMNS)} FROM ${raw(c.t.lanes)} l
-            LEFT JOIN ${raw(c.t.resources)} pr ON pr.queue = ${c.queue} AND pr.rkey = CONCAT('p:', l.provider_key)
-            WHERE l.queue = ${c.queue} AND l.lane_key IN (${list(part)})`,
-        )
-      : await q(x, sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND lane_key IN (${list(part)})`);
-    if (withProviders) cacheProviders(providers, rows);
+    const rows = await q(x, sql`SELECT ${raw(LANE_COLUMNS)} FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND lane_key IN (${list(part)})`);
     for (const r of rows) out.set(String(r.lane_key), laneFromRow(r, c.fair));
   }
   return out;

@@ -3,7 +3,8 @@ import { q, run, type StoreContext } from '../context';
 import type { Exec, Row } from '../db';
 import { orderOfRow } from '../order-columns';
 import { laneKeysOf, TASK_COLUMNS } from '../rows';
-import { laneFromRow, lanesByKey, writeLanes, type LaneState } from './lanes';
+import { laneFromRow, lanesByKey, PROVIDER_COLUMNS, writeLanes, type LaneState } from './lanes';
+import { cacheProviders } from './resources';
 import { list, raw, sql } from './sql';
 import { remarkStaged, spendDueMarks, usesStageMarks } from './stage-marks';
 import { updateReturning } from './update-returning';
@@ -18,8 +19,8 @@ import type { Resource } from './resources';
  * is due (see stage-marks.ts): it deletes the due marks first, merges, then re-marks what stays.
  *
  * With `claim` (the claim's lane states and resources, claim-loop.ts) the lanes go there instead
- * of being written here (the claim writes each lane once, at its end; MySQL: with their provider
- * resources, read in the same statement). A lane that had no
+ * of being written here (the claim writes each lane once, at its end; MySQL: the lanes and their
+ * provider resources come joined to the staged rows' locking read, see takeDueStaged). A lane that had no
  * head gets the rows merged into it as its read tasks (`complete`): a lane's head is null only
  * when it has no merged task (a merge always sets it; the claim clears it only when the lane's
  * locked read came back empty), so these rows, locked by the merge's read, are all of them and
@@ -37,27 +38,55 @@ export async function mergeDueStaged(x: Exec, c: StoreContext, now: number, clai
   return merged;
 }
 
-/** The due staged rows, locked, then marked merged: rows as written. */
 /** The claim that merges: its lane states and resource cache (claim-submissions.ts). */
 export interface ClaimState {
   lanes: Map<string, LaneState>;
   resources: Map<string, Resource>;
 }
 
-async function takeDueStaged(x: Exec, c: StoreContext, now: number): Promise<Row[]> {
+/** A lane's columns as they come joined to its staged rows (`ln_<column>`). */
+const JOINED_LANE = ['lane_key', 'h_priority', 'h2', 'h_run_at', 'h_created_at', 'h_seq', 'parked_on', 'parked_until'];
+
+/**
+ * The due staged rows, locked, then marked merged: rows as written. MySQL in a claim: the
+ * locking read also brings each row's lane (`lanes`, absent when the lane has no row yet) and
+ * its provider's resource (into the claim's cache), LEFT JOINed: one round trip instead of
+ * three. FOR UPDATE then also locks those lane and resource rows: only queue-lock holders
+ * write them, and the claim holds the queue lock, so nobody waits on them.
+ */
+async function takeDueStaged(x: Exec, c: StoreContext, now: number, claim?: ClaimState): Promise<{ rows: Row[]; lanes: Map<string, LaneState> | null }> {
   const where = sql`status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= ${now}`;
-  if (c.d.returning) return updateReturning(x, c, { where, set: sql`staged = 0` });
+  if (c.d.returning) return { rows: await updateReturning(x, c, { where, set: sql`staged = 0` }), lanes: null };
   // MySQL: the whole rows in the locking read, then the UPDATE (updateReturning would read them again after it)
   const T = raw(c.t.tasks);
-  const rows = await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} FOR UPDATE`);
-  if (rows.length === 0) return [];
+  const rows = claim
+    ? await q(
+        x,
+        sql`SELECT ${raw(TASK_COLUMNS.split(', ').map((k) => `t.${k}`).join(', '))}, ${raw(JOINED_LANE.map((k) => `l.${k} AS ln_${k}`).join(', '))},
+            1 AS pr_joined, ${raw(PROVIDER_COLUMNS)}
+          FROM ${T} t
+          LEFT JOIN ${raw(c.t.lanes)} l ON l.queue = t.queue AND l.lane_key = t.lane_key
+          LEFT JOIN ${raw(c.t.resources)} pr ON pr.queue = t.queue AND pr.rkey = CONCAT('p:', t.provider_key)
+          WHERE t.queue = ${c.queue} AND t.status = 'PENDING_SUBMIT' AND t.staged = 1 AND t.run_at <= ${now} FOR UPDATE`,
+      )
+    : await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} FOR UPDATE`);
+  if (rows.length === 0) return { rows, lanes: null };
   await run(x, sql`UPDATE ${T} SET staged = 0 WHERE seq IN (${list(rows.map((r) => r.seq))})`);
   for (const r of rows) r.staged = 0;
-  return rows;
+  if (!claim) return { rows, lanes: null };
+  cacheProviders(claim.resources, rows);
+  const lanes = new Map<string, LaneState>();
+  for (const r of rows) {
+    if (r.ln_lane_key === null || r.ln_lane_key === undefined || lanes.has(String(r.lane_key))) continue;
+    const lane: Row = { ...laneKeysOf(r), lane_key: r.lane_key };
+    for (const k of JOINED_LANE) if (k !== 'lane_key') lane[k] = r[`ln_${k}`];
+    lanes.set(String(r.lane_key), laneFromRow(lane, c.fair));
+  }
+  return { rows, lanes };
 }
 
 async function merge(x: Exec, c: StoreContext, now: number, claim?: ClaimState): Promise<number> {
-  const rows = await takeDueStaged(x, c, now);
+  const { rows, lanes: joined } = await takeDueStaged(x, c, now, claim);
   if (rows.length === 0) return 0;
   const byLane = new Map<string, Array<{ order: OrderFields; row: Row }>>();
   for (const r of rows) {
@@ -66,7 +95,7 @@ async function merge(x: Exec, c: StoreContext, now: number, claim?: ClaimState):
     if (!l) byLane.set(key, (l = []));
     l.push({ order: orderOfRow(r, c.fair), row: r });
   }
-  const lanes = await lanesByKey(x, c, [...byLane.keys()], claim?.resources);
+  const lanes = joined ?? (await lanesByKey(x, c, [...byLane.keys()]));
   const changed: LaneState[] = [];
   for (const [key, merged] of byLane) {
     merged.sort((a, b) => compareOrder(a.order, b.order, c.aging));
