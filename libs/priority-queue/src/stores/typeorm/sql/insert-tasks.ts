@@ -5,7 +5,7 @@ import type { Exec } from '../db';
 import { orderColumns } from '../order-columns';
 import { chunks, laneId, toJson } from '../rows';
 import { tagTasks } from './fair-tags';
-import { join, list, raw, Sql, sql } from './sql';
+import { join, list, raw, sql, type Sql } from './sql';
 
 /**
  * create(): the batch goes in with multi-row INSERTs inside the caller's transaction (all or
@@ -94,7 +94,7 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number | null, 
         null, null, null, null, 0, 0, at(0), null, c.historyLimit,
         boostAt, boostAt === null ? null : n.boost!.priority, boostAt,
       ];
-      return sql`(${join(values.map((v) => (v instanceof Sql ? v : sql`${v}`)), ', ')})`;
+      return sql`(${list(values)})`;
     });
     const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
     if (c.d.returning || clock) {

@@ -34,9 +34,13 @@ export function sql(strings: TemplateStringsArray, ...values: unknown[]): Sql {
   return new Sql(text, params);
 }
 
-/** `?, ?, ?` for a list (never empty: callers check). */
+/** `?, ?, ?` for a list (never empty: callers check); a fragment among the values goes in as its text. */
 export function list(values: readonly unknown[]): Sql {
-  return new Sql(values.map(() => '?').join(', '), values);
+  if (!values.some((v) => v instanceof Sql)) return new Sql(values.map(() => '?').join(', '), values);
+  // a fragment among the values (e.g. the server clock of a create) goes in as written
+  const params: unknown[] = [];
+  const text = values.map((v) => (v instanceof Sql ? (params.push(...v.params), v.text) : (params.push(v), '?'))).join(', ');
+  return new Sql(text, params);
 }
 
 export function join(parts: readonly Sql[], sep: string): Sql {
