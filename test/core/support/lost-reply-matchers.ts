@@ -27,7 +27,7 @@ export function pgPrepared(text: string): ChunkMatch[] {
 /**
  * The chunk of a MySQL / MariaDB completeAndClaim transaction (stores/typeorm/sql/complete-and-claim.ts)
  * to drop at, on a connection (mysql2 sends every statement as its own text query):
- * - 'commit': its COMMIT, once its completes (the JSON_TABLE UPDATE of tasks) and then its claim
+ * - 'commit': its COMMIT, once its completes (the batch's UPDATE of tasks: finished_at set, lease cleared) and then its claim
  *   statements were seen in it: the transaction commits, its reply is lost. A COMMIT before any
  *   claim statement (a complete() alone) starts over.
  * - 'claim': the first claim statement after a complete: the server runs it, then sees the end
@@ -40,7 +40,7 @@ export function mysqlCompleteAndClaim(stage: 'commit' | 'claim'): ChunkMatch[] {
   return [
     (c) => {
       const s = c.toString('latin1');
-      if (/UPDATE \w*tasks t JOIN JSON_TABLE/.test(s)) {
+      if (/UPDATE \w*tasks SET status = [\s\S]*finished_at = [\s\S]*lease_owner = NULL, lease_id = NULL/.test(s)) {
         complete = true;
         claim = false;
       } else if (complete && /EXISTS \(SELECT 1 FROM \w*tasks|FROM \w*lanes|SET status = 'SUBMITTING'/.test(s)) {
