@@ -4,10 +4,12 @@
 -- - a call whose task this store claimed (its LeaseCache, stores/shared/lease-cache.ts) carries the row's ctid: the row is
 --   found by a TID scan (fence, id and queue re-checked on it) and only (kind 1, id,
 --   finished_at) comes back, the client has the rest;
--- - any other call (tid NULL): the row by the primary key, returned whole (kind 2).
--- The two UPDATEs work on disjoint calls, so no row is written twice. A call absent from the
--- result matched nothing: a kind-1 call whose row moved (a newer version) is sent again without
--- its ctid by the client, a kind-2 call was refused (stale fence, wrong status). Every call
+-- - any other call (tid NULL), and a call whose ctid found no row (the row moved: any update
+--   since the claim, e.g. a lease renewal, writes a new tuple): the row by the primary key,
+--   returned whole (kind 2). So every call is written in this statement, before the claim of
+--   complete_and_claim, which must see the slots the completes free.
+-- The two UPDATEs work on disjoint calls (u2 skips the ids u1 wrote), so no row is written
+-- twice. A call absent from the result was refused (stale fence, wrong status). Every call
 -- writes its terminal status, result, error and finished_at, adds its attempts value (1 for a
 -- failed submit attempt, else 0) to attempts, and clears the lease and next_poll_at.
 --
@@ -48,7 +50,7 @@ BEGIN
   u2 AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
       attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
       version = x.version + 1, updated_at = coalesce(i.now, v_now)
-    FROM i WHERE i.tid IS NULL AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+    FROM i WHERE (i.tid IS NULL OR i.id NOT IN (SELECT id FROM u1)) AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
     RETURNING x.*),
   r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
     SELECT p_queue, lane_key FROM u1 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL UNION ALL SELECT p_queue, lane_key FROM u2 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
