@@ -11,6 +11,7 @@ import {
   type TaskStore,
   TaskStatus,
 } from '../../libs/priority-queue/src/core';
+import { plainTask } from '../support/new-task';
 
 /** Start of every test's clock (ManualClock's default, a realistic epoch). */
 export const T0 = 1_700_000_000_000;
@@ -42,22 +43,7 @@ export class Harness {
 
   /** A valid NewTask with neutral defaults (provider 'p', no admission keys, due now). */
   newTask(over: Partial<NewTask> = {}): NewTask {
-    return {
-      id: randomUUID(),
-      idempotencyKey: null,
-      type: 'job',
-      payload: { n: ++payloadCounter },
-      priority: 0,
-      providerKey: 'p',
-      accountId: null,
-      tenantId: null,
-      concurrencyKey: null,
-      delayMs: 0,
-      timeoutMs: null,
-      maxAttempts: 5,
-      idempotent: true,
-      ...over,
-    };
+    return plainTask({ id: randomUUID(), payload: { n: ++payloadCounter }, ...over });
   }
 
   /** Creates all in ONE store call; every input must be new. */

@@ -34,6 +34,7 @@ import {
 } from '../../libs/priority-queue/src/core';
 import { mysqlCompleteAndClaim } from './support/lost-reply-matchers';
 import { RealStores } from './support/real-stores';
+import { plainTask } from '../support/new-task';
 
 jest.setTimeout(120_000);
 
@@ -43,22 +44,7 @@ afterAll(() => stores.closeAll());
 let n = 0;
 function newTasks(count: number, over: (i: number) => Partial<NewTask> = () => ({})): NewTask[] {
   const run = `${process.pid}-${++n}`;
-  return Array.from({ length: count }, (_, i) => ({
-    id: `cc-${run}-${i}`,
-    idempotencyKey: null,
-    type: 'job',
-    payload: { i },
-    priority: 0,
-    providerKey: 'p',
-    accountId: null,
-    tenantId: null,
-    concurrencyKey: null,
-    delayMs: 0,
-    timeoutMs: null,
-    maxAttempts: 5,
-    idempotent: true,
-    ...over(i),
-  }));
+  return Array.from({ length: count }, (_, i) => plainTask({ id: `cc-${run}-${i}`, payload: { i }, ...over(i) }));
 }
 
 /** Transitions into a terminal status, per task. */

@@ -13,6 +13,7 @@ import { TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type NewTask } from '
 import type { ChunkMatch } from '../support/tcp-proxy';
 import { luaCall, pgPrepared } from './support/lost-reply-matchers';
 import { RealStores, type StoreKind } from './support/real-stores';
+import { plainTask } from '../support/new-task';
 
 jest.setTimeout(120_000);
 
@@ -37,21 +38,7 @@ describe.each(['redis', 'postgres'] as const)('Worker, lost completeAndClaim rep
     const runs = new Map<string, number>();
     registry.register('job', { idempotent: true }, { run: ({ task }) => runs.set(task.id, (runs.get(task.id) ?? 0) + 1).size }, 'TestHandler');
     const events = new TaskEvents();
-    const tasks: NewTask[] = Array.from({ length: N }, (_, i) => ({
-      id: `lost-cc-${kind}-${i}-${Math.random().toString(36).slice(2)}`,
-      idempotencyKey: null,
-      type: 'job',
-      payload: { i },
-      priority: N - i,
-      providerKey: 'p',
-      accountId: null,
-      tenantId: null,
-      concurrencyKey: null,
-      delayMs: 0,
-      timeoutMs: null,
-      maxAttempts: 5,
-      idempotent: true,
-    }));
+    const tasks: NewTask[] = Array.from({ length: N }, (_, i) => plainTask({ id: `lost-cc-${kind}-${i}-${Math.random().toString(36).slice(2)}`, payload: { i }, priority: N - i }));
     await store.create(tasks);
     const worker = new Worker({ store, registry, events, concurrency: 1, leaseMs: 1500, recoverEveryMs: 200, idlePollMs: 50, onError: () => undefined });
     await worker.start();

@@ -11,6 +11,7 @@ import { TaskEvents, TaskStatus, TaskTypeRegistry, Worker, type NewTask, type Ta
 import { completesRideOnClaims } from '../../libs/priority-queue/src/core/worker';
 import { countingStore } from './support/counting-store';
 import { RealStores, type StoreKind } from './support/real-stores';
+import { plainTask } from '../support/new-task';
 
 jest.setTimeout(180_000);
 
@@ -46,21 +47,9 @@ async function drain(kind: StoreKind, concurrency: number, combined: boolean, po
   const registry = new TaskTypeRegistry();
   registry.register('job', { idempotent: true }, { run: ({ payload }) => payload }, 'TestHandler');
   const events = new TaskEvents();
-  const tasks: NewTask[] = Array.from({ length: N }, (_, i) => ({
-    id: `${kind}-${concurrency}-${combined}-${i}-${Math.random().toString(36).slice(2)}`,
-    idempotencyKey: null,
-    type: 'job',
-    payload: { i },
-    priority: 0,
-    providerKey: 'p',
-    accountId: null,
-    tenantId: null,
-    concurrencyKey: null,
-    delayMs: 0,
-    timeoutMs: null,
-    maxAttempts: 3,
-    idempotent: true,
-  }));
+  const tasks: NewTask[] = Array.from({ length: N }, (_, i) =>
+    plainTask({ id: `${kind}-${concurrency}-${combined}-${i}-${Math.random().toString(36).slice(2)}`, payload: { i }, maxAttempts: 3 }),
+  );
   await store.create(tasks);
   let done = 0;
   let allDone!: () => void;
@@ -189,21 +178,7 @@ describe.each(['memory', 'postgres', 'mariadb'] as const)('A busy worker on %s c
     });
     const ids = [0, 1, 2].map((i) => `busy-${kind}-${i}-${Math.random().toString(36).slice(2)}`);
     await opened.store.create(
-      ids.map((id, i) => ({
-        id,
-        idempotencyKey: null,
-        type: 'job',
-        payload: { i },
-        priority: 10 - i,
-        providerKey: 'p',
-        accountId: null,
-        tenantId: null,
-        concurrencyKey: null,
-        delayMs: 0,
-        timeoutMs: null,
-        maxAttempts: 3,
-        idempotent: true,
-      })),
+      ids.map((id, i) => plainTask({ id, payload: { i }, priority: 10 - i, maxAttempts: 3 })),
     );
     const errors: unknown[] = [];
     const worker = new Worker({ store, registry, events, concurrency: 1, onError: (e) => errors.push(e) });

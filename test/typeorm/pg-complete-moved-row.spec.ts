@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { fenceOf, TaskStatus, type NewTask } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { dataSourceOptions, openDatabase, type OpenDatabase } from './typeorm-dialects';
+import { plainTask } from '../support/new-task';
 
 // A real PostgreSQL 15 server; never skipped. ~2 s.
 jest.setTimeout(60_000);
@@ -15,22 +16,7 @@ jest.setTimeout(60_000);
  * slot; found by the PostgreSQL model test, seed 1195058083.) Here the rows are moved by a
  * no-op UPDATE of each claimed row, the same version and lease.
  */
-const task = (id: string, extra: Partial<NewTask>): NewTask => ({
-  id,
-  idempotencyKey: null,
-  type: 'job',
-  payload: { id },
-  priority: 0,
-  providerKey: 'p',
-  accountId: null,
-  tenantId: null,
-  concurrencyKey: null,
-  delayMs: 0,
-  timeoutMs: null,
-  maxAttempts: 3,
-  idempotent: true,
-  ...extra,
-});
+const task = (id: string, extra: Partial<NewTask>): NewTask => plainTask({ id, payload: { id }, maxAttempts: 3, ...extra });
 
 describe('TypeORM store on PostgreSQL: completeAndClaim with completes whose rows moved since the claim', () => {
   let db: OpenDatabase;
