@@ -2,10 +2,9 @@ import type { TaskTypeOptions } from '../../../libs/priority-queue/src/core/hand
 
 /**
  * The bench's hook for `removeOnComplete` (issue 15 §1: finished tasks deleted in the step that
- * finishes them, as BullMQ users know it: `true`, a count to keep, or `{ age, count }`). The
- * library does not have it yet; when it does, only `removeOnCompleteSetting` may need to move the
- * value to where the library takes it (task type options here; a queue or store option works
- * the same way for the bench, which has one queue and one task type per namespace).
+ * finishes them, as BullMQ users know it: `true`, a count to keep, or `{ age, count }`;
+ * core/removal.ts). The bench passes it as a task type option (a queue option works the same way
+ * for the bench, which has one queue and one task type per namespace).
  *
  * Our `<store>+roc` targets (targets/index.ts, run only when named in --targets) pass it, so one
  * table shows each store with it off (`ours-redis`) and on (`ours-redis+roc`). The value comes
@@ -36,7 +35,7 @@ export function removeOnCompleteSetting(value: RemoveOnComplete | undefined): Ta
   return { removeOnComplete: value } as TaskTypeOptions;
 }
 
-/** Says plainly why a `+roc` target cannot run on a library without the option. */
+/** Says plainly why a `+roc` target could not run (e.g. an older checkout without the option, as a before tree). */
 export function explainUnsupported(value: RemoveOnComplete | undefined, error: unknown): Error {
   const message = (error as Error)?.message ?? String(error);
   if (value === undefined) return error as Error;
