@@ -73,8 +73,8 @@ export class PriorityQueue {
       throw new ValidationError(Messages.invalidSubmit(`submitMany takes at most ${MAX_BATCH} tasks per call, got ${inputs.length}`));
     }
     if (inputs.length === 0) return [];
-    // validate all first (fields of the whole batch in one class-validator run, then each
-    // payload), then build: so no NewTask is alive during validation's young-generation collections
+    // validate all first (the fields of every input in plain code, then each payload), then
+    // build: so no NewTask is alive during validation's young-generation collections
     const types = new Array<ResolvedTaskType>(inputs.length);
     const fieldsOk = submitFieldsValid(inputs);
     for (let i = 0; i < inputs.length; i++) {
