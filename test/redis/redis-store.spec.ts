@@ -338,6 +338,67 @@ describe('RedisTaskStore specifics', () => {
     expect(foreign).toBe(0);
   });
 
+  it('a create wakes workers when it gives a lane a new head or delays a task, not when it queues behind the ready head of every lane it adds to', async () => {
+    const clock = new ManualClock();
+    const store = await open({ clock });
+    const sub = redis.conn.duplicate();
+    let wakes = 0;
+    let markers = 0;
+    sub.on('message', (_channel: string, message: string) => (message === 'marker' ? markers++ : wakes++));
+    await sub.subscribe(store.keys.channel);
+    // pub/sub keeps the order of one channel: once our marker arrives, every wake published before it has
+    const settled = async () => {
+      const want = markers + 1;
+      await redis.conn.publish(store.keys.channel, 'marker');
+      for (let i = 0; i < 500 && markers < want; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(markers).toBe(want);
+    };
+    try {
+      const rnd = seeded(15);
+      const LANES = 300;
+      const head = new Map<number, number>(); // lane -> priority of its head (nothing is claimed: heads only rise)
+      const due: NewTask[] = [];
+      let expected = 0;
+      for (let call = 0; call < 1500; call++) {
+        const size = call % 10 === 9 ? 1 + Math.floor(rnd() * 20) : 1; // singles and some batches
+        const tasks = Array.from({ length: size }, () =>
+          noopTask({ concurrencyKey: `k${Math.floor(rnd() * LANES)}`, priority: Math.floor(rnd() * 10), delayMs: rnd() < 0.05 ? 60_000 : 0 }),
+        );
+        await store.create(tasks);
+        // a new head: a lane without one, or a higher priority (same runAt and createdAt: a later seq sorts after)
+        let wake = false;
+        for (const t of tasks) {
+          if (t.delayMs > 0) wake = true;
+          else if ((head.get(Number(t.concurrencyKey!.slice(1))) ?? -1) < t.priority) wake = true;
+        }
+        for (const t of tasks) {
+          if (t.delayMs > 0) continue;
+          due.push(t);
+          const lane = Number(t.concurrencyKey!.slice(1));
+          head.set(lane, Math.max(head.get(lane) ?? -1, t.priority));
+        }
+        if (wake) expected++;
+        if (call % 100 === 99 || call < 20) {
+          await settled();
+          expect({ call, wakes }).toEqual({ call, wakes: expected });
+        }
+      }
+      await settled();
+      expect(wakes).toBe(expected);
+      expect(expected).toBeLessThan(1500 / 2); // most creates of this world queue behind a ready head
+      // the ready lanes are what a claim needs: every lane's head, one per concurrency key
+      const { claimed } = await store.claimSubmissions({ owner: 'w', limit: 10_000, leaseMs: 60_000 });
+      const heads = new Map<string, NewTask>();
+      for (const t of due) {
+        const h = heads.get(t.concurrencyKey!);
+        if (!h || t.priority > h.priority) heads.set(t.concurrencyKey!, t);
+      }
+      expect(new Set(claimed.map((t) => t.id))).toEqual(new Set([...heads.values()].map((t) => t.id)));
+    } finally {
+      await sub.quit();
+    }
+  });
+
   it('wakes its subscribers once the subscriber connection is back (what was published meanwhile is lost)', async () => {
     const store = await open({ prefix: 'rewake' });
     let wakes = 0;

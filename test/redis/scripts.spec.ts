@@ -58,4 +58,15 @@ describe('Redis script assembly', () => {
     // the hot scripts use some of them
     for (const name of ['create', 'claim_submissions', 'complete_and_claim'] as const) expect(luaScripts()[name].source).toMatch(/^if FAIR then$/m);
   });
+
+  it("create's single-task path returns before the batch's tables and helpers are built (each costs every call)", () => {
+    const source = luaScripts().create.source;
+    const single = source.indexOf("\nif n == 1 and ARGV[6] == '' then\n");
+    expect(single).toBeGreaterThan(0);
+    const end = source.indexOf('\nend\n', single);
+    expect(source.slice(single, end)).toMatch(/\n {2}return \{ nowS, seq, tags \}$/);
+    for (const batchOnly of ['local function idemScopes(', 'local function zaddMany(', 'local function hexTime(', 'local batchScope', 'local byStatus']) {
+      expect(source.indexOf(batchOnly)).toBeGreaterThan(end);
+    }
+  });
 });

@@ -8,7 +8,8 @@ import { DEFAULT_TENANT_WEIGHT, FAIR_QUANTUM, MAX_DOUBLE_FAIR_TAG } from '../../
  * field `d`, a JSON array in DTuple order written as the client sends it (the values the
  * server fixes at create, createdAt, seq and deadlineAt, are fields of their own), so that a claim
  * reads and returns one value instead of a dozen; the scripts read their own copies of the
- * immutable fields they need (providerKey, ...).
+ * immutable fields they need (providerKey, the admission keys; maxAttempts and idempotent, read
+ * only by a recovery sweep, come from the end of `d`).
  * Every other property is one field (numbers as decimal strings, booleans as '1' / '0', result
  * as JSON); a null property is an absent field, and so are attempts / pollErrors /
  * cancelRequested while 0 and updatedAt until the first change; a terminal task may keep the
@@ -98,7 +99,8 @@ export function taskOfHashReply(reply: unknown): Task | null {
 
 /**
  * `d` of a new task, the immutable Task properties in DTuple order: create.lua stores it as
- * given.
+ * given. It ends with `,<maxAttempts>,<true|false>]`, which recover_expired.lua reads (the hash
+ * has no fields of their own for them).
  */
 export function dJson(t: NewTask, payloadJson: string): string {
   const s = JSON.stringify;
@@ -174,15 +176,15 @@ export function changeArg(v: string | number | boolean | null | undefined): stri
   return '+' + String(v);
 }
 
-export const CREATE_FIELDS_PER_TASK = 15;
+export const CREATE_FIELDS_PER_TASK = 13;
 
 export function serializePayload(payload: unknown): string {
   return JSON.stringify(payload === undefined ? null : payload);
 }
 
-/** Arguments of one task for create.lua, in its header's order. */
-export function createArgs(t: NewTask, payloadJson: string): string[] {
-  return [
+/** Appends the CREATE_FIELDS_PER_TASK arguments of one task for create.lua to `out`, in its header's order. */
+export function pushCreateArgs(out: string[], t: NewTask, payloadJson: string): void {
+  out.push(
     t.id,
     optArg(t.idempotencyKey),
     dJson(t, payloadJson),
@@ -193,12 +195,10 @@ export function createArgs(t: NewTask, payloadJson: string): string[] {
     optArg(t.concurrencyKey),
     String(t.delayMs),
     optArg(t.timeoutMs === null ? null : String(t.timeoutMs)),
-    String(t.maxAttempts),
-    t.idempotent ? '1' : '0',
     laneKey(t),
     t.idempotencyKey === null ? '' : idemScope(t),
     boostArg(t),
-  ];
+  );
 }
 
 /** A task's deadline boost for create.lua: '' without one (or without a deadline), else '+W:P'. */

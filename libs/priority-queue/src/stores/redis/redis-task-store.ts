@@ -38,7 +38,7 @@ import {
   claimedHash,
   CREATE_FIELDS_PER_TASK,
   changeArg,
-  createArgs,
+  pushCreateArgs,
   createdTask,
   decodeHash,
   decodeTask,
@@ -130,6 +130,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly replicaWait: ReplicaWait | null;
   private readonly wakes: WakeSubscriptions;
   private initialized: Promise<void> | null = null;
+  /** init() has succeeded: run() no longer waits for it (an await of a settled promise still costs a turn). */
+  private ready = false;
   private closed = false;
   /** Hashes of the tasks handed out under a lease (shared/lease-cache.ts). */
   private readonly leased = new LeaseCache<LeasedTask>();
@@ -177,6 +179,7 @@ export class RedisTaskStore implements TaskStore {
       }
       const fair = fairness === 'off' ? null : fairness;
       if (fair !== this.fairness) throw new ValidationError(Messages.fairnessMismatch(this.keys.base, fair, this.fairness));
+      this.ready = true;
     })().catch((e) => {
       this.initialized = null;
       throw e;
@@ -206,9 +209,9 @@ export class RedisTaskStore implements TaskStore {
   async create(tasks: readonly NewTask[]): Promise<CreateResult[]> {
     if (tasks.length === 0) return [];
     refuseBoosts('RedisTaskStore', this.policies, tasks);
-    const payloads = tasks.map((t) => serializePayload(t.payload));
+    const payloads = new Array<string>(tasks.length);
     const args: string[] = [String(tasks.length)];
-    tasks.forEach((t, i) => args.push(...createArgs(t, payloads[i])));
+    for (let i = 0; i < tasks.length; i++) pushCreateArgs(args, tasks[i], (payloads[i] = serializePayload(tasks[i].payload)));
     if (args.length !== 1 + tasks.length * CREATE_FIELDS_PER_TASK) throw new Error('create: argument layout mismatch');
     let reply: [string, number, string[], ...Array<[number, Flat]>];
     try {
@@ -604,16 +607,14 @@ export class RedisTaskStore implements TaskStore {
 
   private async run(name: ScriptName, args: readonly string[], taskId?: string): Promise<unknown> {
     this.assertOpen();
-    if (!this.initialized) await this.init();
-    else await this.initialized;
-    const now = this.clock ? String(this.clock.now()) : '';
+    if (!this.ready) await this.init();
     try {
       return await runScript(
         this.connection,
         luaScripts()[name],
         this.keys.route,
-        [this.keys.base, now, this.mode, ...args],
-        READ_ONLY_SCRIPTS.has(name) ? null : this.replicaWait,
+        this.header(args),
+        this.replicaWait === null || READ_ONLY_SCRIPTS.has(name) ? null : this.replicaWait,
       );
     } catch (e) {
       throw this.mapError(e, name, taskId);
@@ -622,8 +623,12 @@ export class RedisTaskStore implements TaskStore {
 
   /** Runs a script without waiting for init (init itself uses it). */
   private async raw(name: ScriptName, args: readonly string[]): Promise<unknown> {
-    const now = this.clock ? String(this.clock.now()) : '';
-    return runScript(this.connection, luaScripts()[name], this.keys.route, [this.keys.base, now, this.mode, ...args]);
+    return runScript(this.connection, luaScripts()[name], this.keys.route, this.header(args));
+  }
+
+  /** ARGV of a script call: the header every script reads (lib.lua: base, now or '' for Redis TIME, mode), then `args`. */
+  private header(args: readonly string[]): string[] {
+    return [this.keys.base, this.clock ? String(this.clock.now()) : '', this.mode, ...args];
   }
 
   private mapError(e: unknown, name: ScriptName, taskId: string | undefined): unknown {

@@ -231,13 +231,17 @@ export async function runScript(
   args: readonly (string | number)[],
   wait: ReplicaWait | null = null,
 ): Promise<unknown> {
-  const params = [keys.length, ...keys, ...args];
+  // one array for the whole command (ioredis copies it once more): the script, then its KEYS and ARGV
+  const params: Array<string | number> = [script.sha, keys.length];
+  for (let i = 0; i < keys.length; i++) params.push(keys[i]);
+  for (let i = 0; i < args.length; i++) params.push(args[i]);
   if (wait) return runAndWait(conn, script, params, wait);
   try {
-    return await conn.call('EVALSHA', [script.sha, ...params]);
+    return await conn.call('EVALSHA', params);
   } catch (e) {
-    if (e instanceof Error && e.message.startsWith('NOSCRIPT')) return conn.call('EVAL', [script.source, ...params]);
-    throw e;
+    if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e;
+    params[0] = script.source;
+    return conn.call('EVAL', params);
   }
 }
 
@@ -251,16 +255,15 @@ export async function runScript(
  * until its replica is elected). A script that ran but whose WAIT failed (the master died before
  * answering it) fails: its writes may be lost with the master, so they are never reported done.
  */
-async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: readonly (string | number)[], wait: ReplicaWait): Promise<unknown> {
+async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: Array<string | number>, wait: ReplicaWait): Promise<unknown> {
   const options = conn.isCluster ? (conn as Cluster).options : {};
   const tries = options.maxRedirections ?? 16;
   const delayMs = options.retryDelayOnFailover || 100;
   let command = 'EVALSHA';
-  let body = script.sha;
   for (let notRun = 0; ; ) {
     const replies = await conn
       .pipeline()
-      .call(command, body, ...params)
+      .call(command, ...params)
       .call('WAIT', String(wait.replicas), String(wait.timeoutMs))
       .exec();
     const [[err, reply], [waitErr]] = replies!;
@@ -271,7 +274,7 @@ async function runAndWait(conn: Redis | Cluster, script: LuaScript, params: read
     }
     if (command === 'EVALSHA' && err.message.startsWith('NOSCRIPT')) {
       command = 'EVAL';
-      body = script.source;
+      params[0] = script.source;
     } else if (NOT_RUN.test(err.message) && ++notRun < tries) {
       if (conn.isCluster) (conn as Cluster).refreshSlotsCache();
       await new Promise((r) => setTimeout(r, delayMs));

@@ -6,10 +6,10 @@
 -- KEYS: [1] the seq key, for routing only (see lib.lua); keys used: seq, idem, pendcount, deadlines, boosts, delayed, ready, laneready,
 --       lanepark, due:* (aging, fair share), fairv, fairf, lim_w (fair share)
 -- ARGV[4]  n, the number of tasks
--- ARGV[5 + 15*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
---          properties as a JSON array, stored as given), priority, providerKey, accountId (opt),
---          tenantId (opt), concurrencyKey (opt), delayMs, timeoutMs (opt), maxAttempts,
---          idempotent ('1' | '0'), lane id, idempotency scope ('' without a key: codec.ts
+-- ARGV[5 + 13*i ..] per task i: id, idempotencyKey (opt), `d` (codec.ts dJson: the immutable
+--          properties as a JSON array, stored as given; maxAttempts and idempotent are read from
+--          it, no field of their own), priority, providerKey, accountId (opt), tenantId (opt),
+--          concurrencyKey (opt), delayMs, timeoutMs (opt), lane id, idempotency scope ('' without a key: codec.ts
 --          idemScope, `type \31 tenant \31 payload fingerprint`, kept in the task's field `_i`),
 --          deadline boost ('' or '+W:P', codec.ts boostArg; only with a timeout: boostAt =
 --          deadlineAt - W and boostPriority = P are kept, the boost waits in K.boosts)
@@ -23,7 +23,121 @@
 --          (<fields>: the differing parts, comma-separated: type, tenantId, payload); 'PQ_FAIRTAG'
 --          when a tag would pass the largest one kept (codec.ts MAX_REDIS_FAIR_TAG).
 local n = tonumber(ARGV[4])
-local W = 15
+local W = 13
+
+-- The hash of the task of input `a` (the ARGV index of its id) as created, sequence number seqS,
+-- fair tag `tag` (16 hex digits, or nil), without its order key: { field, value, ... }, then its
+-- runAt and runAt's decimal. Writes its idempotency key `ik` (or false) and its deadline; its
+-- deadline boost's (boostAt, member) pair goes into `boosts`.
+local function taskHash(a, ik, seq, seqS, nowS, tag, boosts)
+  local id = ARGV[a]
+  local delay = tonumber(ARGV[a + 8])
+  local runAt, runS = NOW, nowS
+  if delay ~= 0 then
+    runAt = NOW + delay
+    runS = fmt(runAt)
+  end
+  local h = { 'd', ARGV[a + 2], 'priority', ARGV[a + 3], -- the decimal priority, as the client formats it
+    'providerKey', ARGV[a + 4], 'runAt', runS, 'createdAt', nowS, 'seq', seqS,
+    'status', PENDING, 'version', '1', '_l', ARGV[a + 10] }
+  if tag then
+    h[#h + 1] = 'fairTag'
+    h[#h + 1] = tag
+  end
+  -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
+  if ik then
+    h[#h + 1] = 'idempotencyKey'
+    h[#h + 1] = ik
+    h[#h + 1] = '_i'
+    h[#h + 1] = ARGV[a + 11]
+    redis.call('HSET', K.idem, ik, id)
+  end
+  local v = opt(ARGV[a + 5])
+  if v then
+    h[#h + 1] = 'accountId'
+    h[#h + 1] = v
+  end
+  v = opt(ARGV[a + 6])
+  if v then
+    h[#h + 1] = 'tenantId'
+    h[#h + 1] = v
+  end
+  v = opt(ARGV[a + 7])
+  if v then
+    h[#h + 1] = 'concurrencyKey'
+    h[#h + 1] = v
+  end
+  local timeout = opt(ARGV[a + 9])
+  if timeout then
+    local deadline = NOW + tonumber(timeout)
+    local deadS = fmt(deadline)
+    h[#h + 1] = 'deadlineAt'
+    h[#h + 1] = deadS
+    redis.call('ZADD', K.deadlines, deadS, id)
+    local b = opt(ARGV[a + 12])
+    if b then -- core/boost.ts boostAtOf
+      local w, bp = string.match(b, '^(%d+):(-?%d+)$')
+      local at = fmt(deadline - tonumber(w))
+      h[#h + 1] = 'boostAt'
+      h[#h + 1] = at
+      h[#h + 1] = 'boostPriority'
+      h[#h + 1] = bp
+      boosts[#boosts + 1] = at
+      boosts[#boosts + 1] = boostMember(seq, id)
+    end
+  end
+  return h, runAt, runS
+end
+
+-- After keys were added to `lane`, `min` the smallest: only a new head moves the lane's ready
+-- entry. A lane with one (so not parked: lib.lua park drops it) whose head's key sorts before
+-- `min` keeps it (one HGET, where refreshReady reads the park, the head and the entry), and then
+-- no worker is woken: the change that made the lane ready announced it, and a worker that found
+-- nothing since (a claim answered short) found every ready lane refused or empty, so no idle
+-- worker is left to tell (a lane's tasks share their admission keys: the new ones are
+-- admissible exactly when its head is).
+local function laneAdded(lane, min)
+  local cur = redis.call('HGET', K.laneready, lane)
+  if not cur or min < string.sub(cur, 1, KEYW) then
+    refreshReady(lane)
+    WOKE = true -- idle workers claim the new head
+  end
+end
+
+-- One task without an idempotency key (a single submit): written at once, without the batch's
+-- bookkeeping below (a dozen tables and three closures every call builds before its first line).
+if n == 1 and ARGV[6] == '' then
+  local id, p = ARGV[5], ARGV[8]
+  if redis.call('EXISTS', dk('task', id)) == 1 then fail('PQ_DUPLICATE ' .. id) end
+  local tag, tags = nil, {}
+  if FAIR then -- still nothing written (an overflow fails the call)
+    local tagger = fairTagger()
+    local t = tagger.tag(opt(ARGV[11]), tonumber(p))
+    tagger.save()
+    tag = fairHex(t)
+    tags[1] = fmt(t)
+  end
+  local seq = redis.call('INCR', K.seq)
+  local seqS, nowS, boosts = fmt(seq), fmt(NOW), {}
+  local h, runAt, runS = taskHash(5, false, seq, seqS, nowS, tag, boosts)
+  redis.call('ZADD', dk('status', PENDING), seqS, id)
+  redis.call('HINCRBY', K.pendcount, p, 1)
+  if runAt <= NOW then
+    local k = orderKey(tonumber(p), runAt, NOW, seq, tag)
+    h[#h + 1] = '_k'
+    h[#h + 1] = k
+    redis.call('ZADD', dk('lane', ARGV[15]), 0, k .. id)
+    if DUESETS then redis.call('ZADD', dk('due', p), runS, id) end -- keys.ts `due`
+    laneAdded(ARGV[15], k)
+  else
+    redis.call('ZADD', K.delayed, runS, id)
+    WOKE = true -- idle workers learn the new nextWakeAt
+  end
+  if #boosts > 0 then redis.call('ZADD', K.boosts, unpack(boosts)) end
+  redis.call('HSET', dk('task', id), unpack(h))
+  wake()
+  return { nowS, seq, tags }
+end
 
 -- idempotency scopes: scopeDiff(held, scope) = the parts in which a held scope and an input's
 -- differ ('*': a payload not known, see heldScope), or false; heldScope(id) = the scope of an
@@ -77,14 +191,14 @@ for i = 0, n - 1 do
     end
   end
   if held then
-    local diff = scopeDiff(held, ARGV[a + 13])
+    local diff = scopeDiff(held, ARGV[a + 11])
     if diff then fail('PQ_IDEMCONFLICT ' .. i .. ' ' .. diff .. ' ' .. cjson.encode(holder)) end
     skip[i] = true
   else
     if idsSeen[id] then fail('PQ_DUPLICATE ' .. id) end
     idsSeen[id] = true
     if ik then
-      batchScope[ik] = ARGV[a + 13]
+      batchScope[ik] = ARGV[a + 11]
       batchId[ik] = id
     end
     toCheck[#toCheck + 1] = dk('task', id)
@@ -148,65 +262,11 @@ for i = 0, n - 1 do
     local id, ik = ARGV[a], opt(ARGV[a + 1])
     seq = seq + 1
     local seqS = fmt(seq)
-    local p = ARGV[a + 3] -- the decimal priority, as the client formats it
+    local p = ARGV[a + 3]
     local pri = tonumber(p)
-    local delay = tonumber(ARGV[a + 8])
-    local runAt, runS = NOW, nowS
-    if delay ~= 0 then
-      runAt = NOW + delay
-      runS = fmt(runAt)
-    end
-    local lane = ARGV[a + 12]
-    local timeout = opt(ARGV[a + 9])
-    local deadline = timeout and NOW + tonumber(timeout)
-    local deadS = deadline and fmt(deadline)
-    local h = { 'd', ARGV[a + 2], 'priority', p,
-      'providerKey', ARGV[a + 4], 'runAt', runS, 'createdAt', nowS, 'seq', seqS,
-      'status', PENDING, 'version', '1', 'maxAttempts', ARGV[a + 10], 'idempotent', ARGV[a + 11], '_l', lane }
     local tag = tags[i]
-    if tag then
-      h[#h + 1] = 'fairTag'
-      h[#h + 1] = tag
-    end
-    -- attempts, pollErrors, cancelRequested (0) and updatedAt (= createdAt) are left out until set
-    if ik then
-      h[#h + 1] = 'idempotencyKey'
-      h[#h + 1] = ik
-      h[#h + 1] = '_i'
-      h[#h + 1] = ARGV[a + 13]
-      redis.call('HSET', K.idem, ik, id)
-    end
-    local v = opt(ARGV[a + 5])
-    if v then
-      h[#h + 1] = 'accountId'
-      h[#h + 1] = v
-    end
-    v = opt(ARGV[a + 6])
-    if v then
-      h[#h + 1] = 'tenantId'
-      h[#h + 1] = v
-    end
-    v = opt(ARGV[a + 7])
-    if v then
-      h[#h + 1] = 'concurrencyKey'
-      h[#h + 1] = v
-    end
-    if deadline then
-      h[#h + 1] = 'deadlineAt'
-      h[#h + 1] = deadS
-      redis.call('ZADD', K.deadlines, deadS, id)
-      local b = opt(ARGV[a + 14])
-      if b then -- core/boost.ts boostAtOf
-        local w, bp = string.match(b, '^(%d+):(-?%d+)$')
-        local at = fmt(deadline - tonumber(w))
-        h[#h + 1] = 'boostAt'
-        h[#h + 1] = at
-        h[#h + 1] = 'boostPriority'
-        h[#h + 1] = bp
-        boosts[#boosts + 1] = at
-        boosts[#boosts + 1] = boostMember(seq, id)
-      end
-    end
+    local h, runAt, runS = taskHash(a, ik, seq, seqS, nowS, tag, boosts)
+    local lane = ARGV[a + 10]
     byStatus[#byStatus + 1] = seqS
     byStatus[#byStatus + 1] = id
     pend[p] = (pend[p] or 0) + 1
@@ -250,17 +310,15 @@ if #byStatus > 0 then
   zaddMany(dk('status', PENDING), byStatus)
   for p, c in pairs(pend) do redis.call('HINCRBY', K.pendcount, p, c) end
   for p, list in pairs(due) do zaddMany(dk('due', p), list) end
-  if #delayed > 0 then zaddMany(K.delayed, delayed) end -- (a K.<name> costs on first use)
+  if #delayed > 0 then
+    zaddMany(K.delayed, delayed) -- (a K.<name> costs on first use)
+    WOKE = true -- idle workers learn the new nextWakeAt
+  end
   if #boosts > 0 then zaddMany(K.boosts, boosts) end
   for _, lane in ipairs(laneOrder) do
     zaddMany(dk('lane', lane), lanes[lane])
-    -- only a new head moves the lane's ready entry: a lane with one (so not parked: lib.lua park
-    -- drops it) whose head's key sorts before every key added here keeps it (one HGET, where
-    -- refreshReady reads the park, the head and the entry)
-    local cur = redis.call('HGET', K.laneready, lane)
-    if not cur or laneMin[lane] < string.sub(cur, 1, KEYW) then refreshReady(lane) end
+    laneAdded(lane, laneMin[lane])
   end
-  WOKE = true -- idle workers claim the new work, or learn the new nextWakeAt
 end
 wake()
 return out

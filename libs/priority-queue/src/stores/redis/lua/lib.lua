@@ -35,9 +35,12 @@ else
   local t = redis.call('TIME')
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local AGING = tonumber(string.match(ARGV[3], '^%d+'))
-local HIST = tonumber(string.match(ARGV[3], '^%d+:(%d+)')) or 0
-local FAIR = string.sub(ARGV[3], -2) == ':f'
+local AGING, HIST, FAIR = 0, 0, false
+if ARGV[3] ~= '0:0' then -- the default mode (no aging, history or fair share) needs no parsing
+  AGING = tonumber(string.match(ARGV[3], '^%d+'))
+  HIST = tonumber(string.match(ARGV[3], '^%d+:(%d+)')) or 0
+  FAIR = string.sub(ARGV[3], -2) == ':f'
+end
 -- width of an order key (aging and fair share never go together: each adds 16 hex digits) and
 -- where its priority part starts
 local KEYW, PRI_AT = 50, 1

@@ -24,18 +24,20 @@ local touched = 0
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
   touched = touched + 1
   local tk = dk('task', id)
-  local f = redis.call('HMGET', tk, 'status', 'idempotent', 'cancelRequested', 'attempts', 'maxAttempts')
+  local f = redis.call('HMGET', tk, 'status', 'd', 'cancelRequested', 'attempts')
   local st = f[1]
   if st == SUBMITTING then
     local to
     local attempts = fmt((tonumber(f[4]) or 0) + 1)
-    if f[2] ~= '1' then
+    -- maxAttempts and idempotent: the last two values of `d` (codec.ts dJson), not fields of their own
+    local maxAttempts, idempotent = string.match(string.sub(f[2], -24), ',(%d+),(%a+)%]$')
+    if idempotent ~= 'true' then
       to = 'SUBMIT_UNKNOWN'
       finalize(id, to, { 'attempts', attempts, 'error', 'submit lease expired: the outcome of the submit is unknown' })
     elseif f[3] == '1' then
       to = 'CANCELED'
       finalize(id, to, { 'attempts', attempts })
-    elseif tonumber(attempts) >= tonumber(f[5]) then
+    elseif tonumber(attempts) >= tonumber(maxAttempts) then
       to = 'FAILED'
       finalize(id, to, { 'attempts', attempts, 'error', 'submit lease expired on the last attempt' })
     else
