@@ -61,11 +61,11 @@ describe('Redis script assembly', () => {
 
   it("create's single-task path returns before the batch's tables and helpers are built (each costs every call)", () => {
     const source = luaScripts().create.source;
-    const single = source.indexOf("\nif n == 1 and ARGV[6] == '' then\n");
+    const single = source.indexOf("\nif ARGV[4] == '1' and ARGV[6] == '' then\n");
     expect(single).toBeGreaterThan(0);
     const end = source.indexOf('\nend\n', single);
     expect(source.slice(single, end)).toMatch(/\n {2}return \{ nowS, seq, tags \}$/);
-    for (const batchOnly of ['local function idemScopes(', 'local function zaddMany(', 'local function hexTime(', 'local batchScope', 'local byStatus']) {
+    for (const batchOnly of ['local n = tonumber(ARGV[4])', 'local function idemScopes(', 'local function zaddMany(', 'local function hexTime(', 'local batchScope', 'local byStatus']) {
       expect(source.indexOf(batchOnly)).toBeGreaterThan(end);
     }
   });

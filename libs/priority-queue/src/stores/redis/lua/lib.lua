@@ -28,12 +28,18 @@ local K = setmetatable({}, { __index = function(t, name)
 end })
 local function dk(kind, id) return BASE .. DYN[kind] .. id end
 
-local NOW
+-- NOW in ms and NOWS, its decimal text. From TIME the text is made of the reply's own digits
+-- (seconds, then the first 3 of the microseconds padded to 6): string.format and tonumber are the
+-- priciest calls a script makes (~2k instructions each; a number passed to redis.call is formatted
+-- too, hence the string literals '0' and '1' in the hot commands)
+local NOW, NOWS
 if ARGV[2] ~= '' then
   NOW = tonumber(ARGV[2])
+  NOWS = string.format('%d', NOW)
 else
   local t = redis.call('TIME')
-  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  NOWS = t[1] .. string.sub(string.rep('0', 6 - #t[2]) .. t[2], 1, 3)
+  NOW = tonumber(NOWS)
 end
 local AGING, HIST, FAIR = 0, 0, false
 if ARGV[3] ~= '0:0' then -- the default mode (no aging, history or fair share) needs no parsing
@@ -126,7 +132,9 @@ local function orderKey(pri, runAt, createdAt, seq, tag)
   if AGING > 0 then s = agedHex(runAt, pri) end
   s = s .. string.format('%08x', 2147483647 - pri)
   if FAIR then s = s .. tag end
-  return s .. hex14(runAt + TWO52) .. hex14(createdAt + TWO52) .. hex14(seq)
+  local c = hex14(createdAt + TWO52)
+  if runAt == createdAt then return s .. c .. c .. hex14(seq) end -- a task due at its creation
+  return s .. hex14(runAt + TWO52) .. c .. hex14(seq)
 end
 
 -- DESIGN §7 fair share (FAIR), mirroring core/fairness.ts: V[p] in K.fairv (field: priority),
@@ -231,7 +239,7 @@ local function moveStatus(id, from, to, seq, pri)
   if from and from ~= SUBMITTING then redis.call('ZREM', dk('status', from), id) end
   if to ~= SUBMITTING then redis.call('ZADD', dk('status', to), seq, id) end
   if from == PENDING then hincr(K.pendcount, pri, -1) end
-  if to == PENDING then redis.call('HINCRBY', K.pendcount, pri, 1) end
+  if to == PENDING then redis.call('HINCRBY', K.pendcount, pri, '1') end
 end
 
 -- The SUBMITTING tasks (no status set, see moveStatus) as { seq, id } pairs sorted by seq, from
@@ -262,7 +270,7 @@ local function refreshReady(lane)
   local m = string.sub(head, 1, KEYW) .. lane
   if cur ~= m then
     if cur then redis.call('ZREM', K.ready, cur) end
-    redis.call('ZADD', K.ready, 0, m)
+    redis.call('ZADD', K.ready, '0', m)
     redis.call('HSET', K.laneready, lane, m)
   end
 end
@@ -275,7 +283,7 @@ local function laneAdd(id, pri, runAt, createdAt, seq, lane, k, tag)
     redis.call('HSET', dk('task', id), '_k', k)
   end
   local lk = dk('lane', lane)
-  redis.call('ZADD', lk, 0, k .. id)
+  redis.call('ZADD', lk, '0', k .. id)
   if DUESETS then redis.call('ZADD', dk('due', fmt(pri)), fmt(runAt), id) end
   -- only a new head can change the lane's place among the ready lanes
   if redis.call('ZRANK', lk, k .. id) == 0 then refreshReady(lane) end
