@@ -12,7 +12,7 @@ if st == PENDING then
   finalize(id, 'CANCELED')
 elseif INFLIGHT[st] then
   redis.call('HSET', tk, 'cancelRequested', '1', 'updatedAt', fmt(NOW))
-  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('HINCRBY', tk, 'version', '1')
   if redis.call('ZSCORE', K.polls, id) then
     schedulePoll(id)
     WOKE = true

@@ -36,15 +36,15 @@ local boosted, boostBacklog = applyDueBoosts(MAX_BOOSTS)
 
 -- The first delayed task and the first rate wake-up, read once: when neither is due and this
 -- call adds no rate wake-up, they are also the nextWakeAt of the reply (no second read).
-local firstDelayed = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2]
-local firstRate = redis.call('ZRANGE', K.ratewake, 0, 0, 'WITHSCORES')[2]
+local firstDelayed = redis.call('ZRANGE', K.delayed, '0', '0', 'WITHSCORES')[2]
+local firstRate = redis.call('ZRANGE', K.ratewake, '0', '0', 'WITHSCORES')[2]
 local delayedMoved, rateMoved = false, false
 
 -- due delayed tasks join their lanes
 local due = {}
 if firstDelayed and tonumber(firstDelayed) <= NOW then
   delayedMoved = true
-  due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', 0, MAX_PROMOTE)
+  due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', '0', MAX_PROMOTE)
   for _, id in ipairs(due) do
     redis.call('ZREM', K.delayed, id)
     enqueueStored(id)
@@ -158,7 +158,7 @@ local stop = false
 -- head of the second-best one are the next candidates in DESIGN §2 order, and they share every
 -- admission key, so one admission check says how many of them may start.
 while not stop and not backlog and #claimed < limit do
-  local top = redis.call('ZRANGE', K.ready, 0, 1)
+  local top = redis.call('ZRANGE', K.ready, '0', '1')
   local m = top[1]
   if not m then break end
   local lane = string.sub(m, KEYW + 1)
@@ -168,9 +168,9 @@ while not stop and not backlog and #claimed < limit do
   -- taken, so that moving the lane needs no read; `rest` = the lane has no member after them
   local members, after, rest
   if top[2] then
-    members = redis.call('ZRANGE', lk, '-', '(' .. string.sub(top[2], 1, KEYW), 'BYLEX', 'LIMIT', 0, want)
+    members = redis.call('ZRANGE', lk, '-', '(' .. string.sub(top[2], 1, KEYW), 'BYLEX', 'LIMIT', '0', want)
   else
-    members = redis.call('ZRANGE', lk, 0, want)
+    members = redis.call('ZRANGE', lk, '0', want)
     after = members[want + 1]
     members[want + 1] = nil
     rest = not after
@@ -275,13 +275,13 @@ while not stop and not backlog and #claimed < limit do
   end
   if taken > 0 then
     -- the lane moves to its next head, or leaves ready
-    redis.call('ZREMRANGEBYRANK', lk, 0, taken - 1)
+    redis.call('ZREMRANGEBYRANK', lk, '0', taken - 1)
     redis.call('ZREM', K.ready, m)
     local head = members[taken + 1] or after
-    if not head and not rest then head = redis.call('ZRANGE', lk, 0, 0)[1] end
+    if not head and not rest then head = redis.call('ZRANGE', lk, '0', '0')[1] end
     if head then
       local hm = string.sub(head, 1, KEYW) .. lane
-      redis.call('ZADD', K.ready, 0, hm)
+      redis.call('ZADD', K.ready, '0', hm)
       redis.call('HSET', K.laneready, lane, hm)
     else
       redis.call('HDEL', K.laneready, lane)
@@ -316,8 +316,8 @@ if backlog then
   nextWake = NOW
 else
   local d, r = firstDelayed, firstRate
-  if delayedMoved then d = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')[2] end
-  if rateMoved then r = redis.call('ZRANGE', K.ratewake, 0, 0, 'WITHSCORES')[2] end
+  if delayedMoved then d = redis.call('ZRANGE', K.delayed, '0', '0', 'WITHSCORES')[2] end
+  if rateMoved then r = redis.call('ZRANGE', K.ratewake, '0', '0', 'WITHSCORES')[2] end
   if d then nextWake = tonumber(d) end
   if r and (not nextWake or tonumber(r) < nextWake) then nextWake = tonumber(r) end
 end

@@ -107,7 +107,7 @@ for _ = 1, n do
     if not gone or seq == '' then
       local v = fmt(tonumber(f[2]) + 1)
       if st ~= SUBMITTING then redis.call('HDEL', tk, 'nextPollAt') end
-      if attempt then redis.call('HINCRBY', tk, 'attempts', 1) end
+      if attempt then redis.call('HINCRBY', tk, 'attempts', '1') end
       -- the history entry rides in the same write (lib.lua histAppend); its error: the one this
       -- complete writes, else the task's
       local hv = false
@@ -176,7 +176,7 @@ for _, tr in ipairs(trims) do
   local old = {}
   if count ~= '' then
     local extra = redis.call('ZCARD', kk) - tonumber(count)
-    if extra > 0 then old = redis.call('ZRANGE', kk, 0, math.min(extra, TRIM_MAX) - 1) end
+    if extra > 0 then old = redis.call('ZRANGE', kk, '0', math.min(extra, TRIM_MAX) - 1) end
   end
   if age ~= '' and #old < TRIM_MAX then
     for _, id in ipairs(redis.call('ZRANGEBYSCORE', kk, '-inf', fmt(NOW - tonumber(age)), 'LIMIT', #old, TRIM_MAX - #old)) do

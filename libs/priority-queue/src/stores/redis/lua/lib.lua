@@ -238,7 +238,7 @@ end
 local function moveStatus(id, from, to, seq, pri)
   if from and from ~= SUBMITTING then redis.call('ZREM', dk('status', from), id) end
   if to ~= SUBMITTING then redis.call('ZADD', dk('status', to), seq, id) end
-  if from == PENDING then hincr(K.pendcount, pri, -1) end
+  if from == PENDING then hincr(K.pendcount, pri, '-1') end
   if to == PENDING then redis.call('HINCRBY', K.pendcount, pri, '1') end
 end
 
@@ -246,7 +246,7 @@ end
 -- the lease set: O(leases), for list and stats only.
 local function submittingTasks()
   local out = {}
-  for _, id in ipairs(redis.call('ZRANGE', K.leases, 0, -1)) do
+  for _, id in ipairs(redis.call('ZRANGE', K.leases, '0', '-1')) do
     local f = redis.call('HMGET', dk('task', id), 'status', 'seq')
     if f[1] == SUBMITTING then out[#out + 1] = { tonumber(f[2]), id } end
   end
@@ -258,7 +258,7 @@ end
 -- resource), or empty. Parked lanes are re-checked only when their resource frees.
 local function refreshReady(lane)
   if redis.call('HEXISTS', K.lanepark, lane) == 1 then return end
-  local head = redis.call('ZRANGE', dk('lane', lane), 0, 0)[1]
+  local head = redis.call('ZRANGE', dk('lane', lane), '0', '0')[1]
   local cur = redis.call('HGET', K.laneready, lane)
   if not head then
     if cur then
@@ -334,9 +334,9 @@ local function reprioritize(id, f, pri)
   end
   if f[6] then laneDel(id, f[5], f[6], old) end
   hincr(K.pendcount, fmt(old), -1)
-  redis.call('HINCRBY', K.pendcount, fmt(pri), 1)
+  redis.call('HINCRBY', K.pendcount, fmt(pri), '1')
   redis.call('HSET', tk, 'priority', fmt(pri), 'updatedAt', fmt(NOW))
-  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('HINCRBY', tk, 'version', '1')
   if f[6] then laneAdd(id, pri, tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5], nil, tag) end
 end
 
@@ -353,7 +353,7 @@ local function boostMember(seq, id) return hex14(seq) .. id end
 -- Returns { fromPriority, HGETALL as the boost wrote it, ... } of the raised tasks, in firing
 -- order, and true when more due boosts are left than `max`.
 local function applyDueBoosts(max)
-  local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', fmt(NOW), 'LIMIT', 0, max)
+  local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', fmt(NOW), 'LIMIT', '0', max)
   local out = {}
   if #due == 0 then return out, false end
   if not FAIR then redis.call('ZREM', K.boosts, unpack(due)) end
@@ -374,7 +374,7 @@ end
 -- Moves up to `max` due delayed tasks into their lanes (what a claim does first); true when more
 -- due ones are left in the delayed set.
 local function promoteDue(max)
-  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', 0, max)
+  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', '0', max)
   for _, id in ipairs(due) do
     redis.call('ZREM', K.delayed, id)
     enqueueStored(id)
@@ -457,21 +457,21 @@ end
 -- count, which a batch may decrement once per provider) and unparks the lanes waiting on them.
 local function freeKeySlots(prov, acct, ten, ck)
   if acct then
-    hincr(K.inflight_a, prov .. SEP .. acct, -1)
+    hincr(K.inflight_a, prov .. SEP .. acct, '-1')
     unpark('a' .. SEP .. prov .. SEP .. acct)
   end
   if ten then
-    hincr(K.inflight_t, ten, -1)
+    hincr(K.inflight_t, ten, '-1')
     unpark('t' .. SEP .. ten)
   end
   if ck then
-    hincr(K.inflight_c, ck, -1)
+    hincr(K.inflight_c, ck, '-1')
     unpark('c' .. SEP .. ck)
   end
 end
 
 local function freeSlots(prov, acct, ten, ck)
-  hincr(K.inflight_p, prov, -1)
+  hincr(K.inflight_p, prov, '-1')
   freeKeySlots(prov, acct, ten, ck)
 end
 
@@ -489,7 +489,7 @@ end
 local function setLease(id, owner, leaseId, leaseMs)
   local tk = dk('task', id)
   redis.call('HSET', tk, 'leaseOwner', owner, 'leaseId', leaseId, 'leaseUntil', fmt(NOW + leaseMs), 'updatedAt', fmt(NOW))
-  redis.call('HINCRBY', tk, 'version', 1)
+  redis.call('HINCRBY', tk, 'version', '1')
   redis.call('ZADD', K.leases, fmt(NOW + leaseMs), id)
 end
 
@@ -580,14 +580,14 @@ local function unclaim(id, ...)
   clearLease(id)
   moveStatus(id, f[1], PENDING, f[2], f[3])
   redis.call('HSET', tk, 'status', PENDING, 'updatedAt', fmt(NOW), ...)
-  local v = redis.call('HINCRBY', tk, 'version', 1)
+  local v = redis.call('HINCRBY', tk, 'version', '1')
   if HIST > 0 then hist(id, f[1], PENDING, v) end
   enqueueStored(id)
 end
 
 -- unclaim with attempts + 1 and runAt set (retry.lua, recover_expired.lua).
 local function requeue(id, runAt, extra)
-  redis.call('HINCRBY', dk('task', id), 'attempts', 1)
+  redis.call('HINCRBY', dk('task', id), 'attempts', '1')
   unclaim(id, 'runAt', fmt(runAt), unpack(extra or {}))
 end
 

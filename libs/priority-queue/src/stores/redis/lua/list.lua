@@ -15,7 +15,7 @@ if ARGV[4] == SUBMITTING then
 end
 local min = '-inf'
 if ARGV[5] ~= '' then min = '(' .. ARGV[5] end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', dk('status', ARGV[4]), min, '+inf', 'LIMIT', 0, limit)) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', dk('status', ARGV[4]), min, '+inf', 'LIMIT', '0', limit)) do
   out[#out + 1] = taskOf(id)
 end
 return out

@@ -5,7 +5,7 @@
 -- ARGV[4] olderThan (ms), ARGV[5] limit
 -- Returns: the number of tasks deleted
 local n = 0
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.finished, '-inf', ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.finished, '-inf', ARGV[4], 'LIMIT', '0', tonumber(ARGV[5]))) do
   deleteTask(id)
   n = n + 1
 end

@@ -71,7 +71,7 @@ if status ~= PENDING then
     local hi = '+inf'
     if before then hi = '(' .. fmt(before) end
     while #out < want and read < budget do
-      local ids = redis.call('ZREVRANGEBYSCORE', key, hi, '-inf', 'WITHSCORES', 'LIMIT', 0, math.min(budget - read, 200))
+      local ids = redis.call('ZREVRANGEBYSCORE', key, hi, '-inf', 'WITHSCORES', 'LIMIT', '0', math.min(budget - read, 200))
       if #ids == 0 then break end
       for i = 1, #ids, 2 do
         if #out >= want then break end
@@ -135,7 +135,7 @@ if phase == '' or phase == 'd' then
     local keys = cjson.decode(lane) -- core/admission.ts laneKey: [providerKey, accountId, tenantId, concurrencyKey]
     if (not fProvider or keys[1] == fProvider) and (not fAccount or keys[2] == fAccount) and (not fTenant or keys[3] == fTenant) then
       local lk = dk('lane', lane)
-      local ms = redis.call('ZRANGE', lk, lo, hi, 'BYLEX', 'LIMIT', 0, 8)
+      local ms = redis.call('ZRANGE', lk, lo, hi, 'BYLEX', 'LIMIT', '0', '8')
       if #ms > 0 then push({ ms, 1, lk }) end
     end
   end
@@ -149,7 +149,7 @@ if phase == '' or phase == 'd' then
       push(e)
     else
       popTop()
-      local ms = redis.call('ZRANGE', e[3], '(' .. member, hi, 'BYLEX', 'LIMIT', 0, 64)
+      local ms = redis.call('ZRANGE', e[3], '(' .. member, hi, 'BYLEX', 'LIMIT', '0', '64')
       if #ms > 0 then push({ ms, 1, e[3] }) end
     end
     read = read + 1
@@ -174,7 +174,7 @@ if #out < want and read < budget then
   local from = '(' .. fmt(afterRun)
   if afterSeq then from = fmt(afterRun) end
   while #out < want and read < budget do
-    local first = redis.call('ZRANGEBYSCORE', K.delayed, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    local first = redis.call('ZRANGEBYSCORE', K.delayed, from, '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
     if #first == 0 then break end
     local runAt = first[2]
     local group = {}

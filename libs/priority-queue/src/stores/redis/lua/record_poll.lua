@@ -16,7 +16,7 @@ if ARGV[10] ~= '~' then
   local e = opt(ARGV[10])
   if e then redis.call('HSET', tk, 'error', e) else redis.call('HDEL', tk, 'error') end
 end
-local v = redis.call('HINCRBY', tk, 'version', 1)
+local v = redis.call('HINCRBY', tk, 'version', '1')
 if HIST > 0 and ARGV[7] ~= st then hist(id, st, ARGV[7], v) end
 schedulePoll(id)
 return taskOf(id)

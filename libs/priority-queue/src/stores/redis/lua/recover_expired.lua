@@ -21,7 +21,7 @@ if leaseMs then
 end
 local out = {}
 local touched = 0
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', 0, limit)) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', '0', limit)) do
   touched = touched + 1
   local tk = dk('task', id)
   local f = redis.call('HMGET', tk, 'status', 'd', 'cancelRequested', 'attempts')
@@ -48,7 +48,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIM
   elseif st == SUBMITTED or st == RUNNING then
     clearLease(id)
     redis.call('HSET', tk, 'updatedAt', fmt(NOW))
-    redis.call('HINCRBY', tk, 'version', 1)
+    redis.call('HINCRBY', tk, 'version', '1')
     schedulePoll(id)
     WOKE = true
   else

@@ -10,7 +10,7 @@ local st = fenced(id, ARGV[5], ARGV[6])
 if st ~= SUBMITTING then fail('PQ_STATE ' .. st) end
 local tk = dk('task', id)
 if redis.call('HGET', tk, 'cancelRequested') == '1' then
-  redis.call('HINCRBY', tk, 'attempts', 1)
+  redis.call('HINCRBY', tk, 'attempts', '1')
   finalize(id, 'CANCELED', { 'error', ARGV[8] })
 else
   requeue(id, NOW + math.max(0, tonumber(ARGV[7])), { 'error', ARGV[8] })

@@ -25,7 +25,7 @@ if not DUESETS then
         seen[lane] = true
         local lk, lo = dk('lane', lane), '-'
         while true do
-          local m = redis.call('ZRANGE', lk, lo, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+          local m = redis.call('ZRANGE', lk, lo, '+', 'BYLEX', 'LIMIT', '0', '1')[1]
           if not m then break end
           local ph = string.sub(m, 1, 8)
           local runAt = tonumber(string.sub(m, 9, 22), 16) - TWO52
@@ -43,7 +43,7 @@ for i = 1, #pc, 2 do
   if not DUESETS then
     o = oldest[string.format('%08x', 2147483647 - tonumber(pc[i]))]
   else
-    o = tonumber(redis.call('ZRANGE', dk('due', pc[i]), 0, 0, 'WITHSCORES')[2])
+    o = tonumber(redis.call('ZRANGE', dk('due', pc[i]), '0', '0', 'WITHSCORES')[2])
   end
   local wait = 0
   if o then wait = math.max(0, NOW - o) end
