@@ -227,11 +227,15 @@ export class RedisTaskStore implements TaskStore {
       }
       throw e;
     }
-    const [nowStr, first, tags, ...existing] = reply;
-    const now = Number(nowStr);
+    // { now, first seq, tags, [i, HGETALL] of each input that named an existing task... } (indexed: no rest destructuring per call)
+    const now = Number(reply[0]);
+    const tags = reply[2];
     const out = new Array<CreateResult>(tasks.length);
-    for (const [i, flat] of existing) out[i - 1] = { task: decodeTask(flat), created: false };
-    let seq = Number(first);
+    for (let j = 3; j < reply.length; j++) {
+      const [i, flat] = reply[j] as [number, Flat];
+      out[i - 1] = { task: decodeTask(flat), created: false };
+    }
+    let seq = Number(reply[1]);
     let k = 0;
     for (let i = 0; i < tasks.length; i++) {
       if (out[i] !== undefined) continue;
