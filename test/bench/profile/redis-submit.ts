@@ -15,7 +15,8 @@
  * (`processCommand` inclusive, so the server cron, which depends on wall time, is left out) and
  * the dump file, for `callgrind_annotate --inclusive=yes <file>`. Without REDIS_URL the script
  * starts the test harness's redis-server. PQ_ONLY=ours|peer runs one side (e.g. under
- * `node --cpu-prof`, then cpuprofile-top.ts).
+ * `node --cpu-prof`, then cpuprofile-top.ts); PQ_ALTERNATE=<blocks> alternates blocks of n
+ * submits of both sides instead (see alternate).
  * `node -r ./test/support/register.js test/bench/profile/redis-submit.ts [n]`
  */
 import { execFileSync } from 'node:child_process';
@@ -99,6 +100,45 @@ async function side(name: string, target: BenchTarget, n: number, admin: IORedis
   }
 }
 
+/**
+ * PQ_ALTERNATE=<blocks>: both targets open at once, `blocks` blocks of n submits each, ours then
+ * BullMQ in turn; prints the median rate of each and the median of the per-block ratios (a load
+ * that comes and goes hits both sides of a pair alike, unlike two long runs one after the other).
+ */
+async function alternate(env: BenchEnv, n: number, blocks: number): Promise<void> {
+  const sides: Array<[string, BenchTarget]> = [
+    ['ours', ourRedisTarget(env)],
+    ['bullmq', bullmqTarget(env)],
+  ];
+  for (const [name, t] of sides) {
+    await t.open();
+    await t.begin(`alt${name}`);
+    for (const j of makeJobs(300, 3)) await t.submitOne(j);
+  }
+  const rates: number[][] = [[], []];
+  try {
+    for (let b = 0; b < blocks; b++) {
+      for (let k = 0; k < 2; k++) {
+        const jobs = makeJobs(n, 7 + b, 300 + b * n);
+        const t0 = performance.now();
+        for (const j of jobs) await sides[k][1].submitOne(j);
+        rates[k].push((n * 1000) / (performance.now() - t0));
+      }
+    }
+  } finally {
+    for (const [, t] of sides) {
+      await t.end();
+      await t.close();
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const ratios = rates[0].map((r, i) => r / rates[1][i]);
+  console.log(
+    `alternating ${blocks} x ${n} submits: ours ${median(rates[0]).toFixed(0)}/s, BullMQ ${median(rates[1]).toFixed(0)}/s (medians); ` +
+      `ours/BullMQ per pair: median ${median(ratios).toFixed(2)}, ${ratios.map((r) => r.toFixed(2)).join(' ')}`,
+  );
+}
+
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 2000);
   const servers = process.env.REDIS_URL ? null : await startServers(new Set(['redis']), () => undefined);
@@ -107,6 +147,7 @@ async function main(): Promise<void> {
   const admin = new IORedis(url.toString(), { maxRetriesPerRequest: null });
   const only = process.env.PQ_ONLY;
   try {
+    if (process.env.PQ_ALTERNATE) return await alternate(env, n, Number(process.env.PQ_ALTERNATE));
     if (only !== 'peer') await side('ours', ourRedisTarget(env), n, admin);
     if (only !== 'ours') await side('bullmq', bullmqTarget(env), n, admin);
   } finally {
