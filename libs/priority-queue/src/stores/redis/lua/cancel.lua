@@ -11,7 +11,7 @@ if not st then return false end
 if st == PENDING then
   finalize(id, 'CANCELED')
 elseif INFLIGHT[st] then
-  redis.call('HSET', tk, 'cancelRequested', '1', 'updatedAt', fmt(NOW))
+  redis.call('HSET', tk, 'cancelRequested', '1', 'updatedAt', NOWS)
   redis.call('HINCRBY', tk, 'version', '1')
   if redis.call('ZSCORE', K.polls, id) then
     schedulePoll(id)

@@ -9,7 +9,7 @@
 local owner, limit, leaseMs, lbase = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local offset = 0
 repeat
-  local ids = redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', offset, '1000')
+  local ids = redis.call('ZRANGEBYSCORE', K.leases, '-inf', NOWS, 'LIMIT', offset, '1000')
   for _, id in ipairs(ids) do
     local st = redis.call('HGET', dk('task', id), 'status')
     if st == SUBMITTED or st == RUNNING then
@@ -21,7 +21,7 @@ repeat
   end
 until #ids < 1000
 local out = {}
-for i, id in ipairs(redis.call('ZRANGEBYSCORE', K.polls, '-inf', fmt(NOW), 'LIMIT', '0', limit)) do
+for i, id in ipairs(redis.call('ZRANGEBYSCORE', K.polls, '-inf', NOWS, 'LIMIT', '0', limit)) do
   redis.call('ZREM', K.polls, id)
   setLease(id, owner, lbase .. i, leaseMs)
   out[#out + 1] = taskOf(id)

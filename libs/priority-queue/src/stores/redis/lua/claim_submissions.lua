@@ -44,20 +44,20 @@ local delayedMoved, rateMoved = false, false
 local due = {}
 if firstDelayed and tonumber(firstDelayed) <= NOW then
   delayedMoved = true
-  due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', '0', MAX_PROMOTE)
+  due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', NOWS, 'LIMIT', '0', MAX_PROMOTE)
   for _, id in ipairs(due) do
     redis.call('ZREM', K.delayed, id)
     enqueueStored(id)
   end
 end
 -- more due tasks than one call moves: claim nothing yet (order must stay exact), call again now
-local backlog = boostBacklog or (#due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0)
+local backlog = boostBacklog or (#due == MAX_PROMOTE and redis.call('ZCOUNT', K.delayed, '-inf', NOWS) > 0)
 local cutShort = backlog
 
 -- providers whose next rate token is due release their parked lanes
 if firstRate and tonumber(firstRate) <= NOW then
   rateMoved = true
-  for _, p in ipairs(redis.call('ZRANGEBYSCORE', K.ratewake, '-inf', fmt(NOW))) do
+  for _, p in ipairs(redis.call('ZRANGEBYSCORE', K.ratewake, '-inf', NOWS)) do
     redis.call('ZREM', K.ratewake, p)
     unpark('r' .. SEP .. p)
   end
@@ -150,7 +150,7 @@ local claimed, errs, timedOut = {}, {}, {}
 -- fair share: the largest tag claimed per level (priority, decimal) and the F fields of the claimed tasks' tenants
 local fairMax, fairFields = {}, {}
 local leaseUntil = fmt(NOW + leaseMs)
-local nowS = fmt(NOW)
+local nowS = NOWS
 local laneKeys = {}
 local stop = false
 

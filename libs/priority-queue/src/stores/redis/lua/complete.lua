@@ -22,7 +22,7 @@
 --          caller rebuilds it): the HGETALL of the written task (a task the caller does not
 --          hold) or an error code 'PQ_NOTFOUND' | 'PQ_STALE' | 'PQ_STATE <status>'
 local n = tonumber(ARGV[4])
-local nowS = fmt(NOW)
+local nowS = NOWS
 local out = { nowS }
 -- only the tasks whose reply is not 1 are listed (each reply element costs)
 local i = 0

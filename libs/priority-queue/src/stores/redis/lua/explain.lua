@@ -30,5 +30,5 @@ end
 wake()
 local flag = 0
 if backlog then flag = 1 end
-return { fmt(NOW), taskOf(id), limitsSnapshot(), redis.call('HGETALL', K.gcra), redis.call('HGETALL', K.inflight_a),
+return { NOWS, taskOf(id), limitsSnapshot(), redis.call('HGETALL', K.gcra), redis.call('HGETALL', K.inflight_a),
   redis.call('HGETALL', K.inflight_t), redis.call('HGETALL', K.inflight_c), lanes, flag }

@@ -335,7 +335,7 @@ local function reprioritize(id, f, pri)
   if f[6] then laneDel(id, f[5], f[6], old) end
   hincr(K.pendcount, fmt(old), -1)
   redis.call('HINCRBY', K.pendcount, fmt(pri), '1')
-  redis.call('HSET', tk, 'priority', fmt(pri), 'updatedAt', fmt(NOW))
+  redis.call('HSET', tk, 'priority', fmt(pri), 'updatedAt', NOWS)
   redis.call('HINCRBY', tk, 'version', '1')
   if f[6] then laneAdd(id, pri, tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), f[5], nil, tag) end
 end
@@ -353,7 +353,7 @@ local function boostMember(seq, id) return hex14(seq) .. id end
 -- Returns { fromPriority, HGETALL as the boost wrote it, ... } of the raised tasks, in firing
 -- order, and true when more due boosts are left than `max`.
 local function applyDueBoosts(max)
-  local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', fmt(NOW), 'LIMIT', '0', max)
+  local due = redis.call('ZRANGEBYSCORE', K.boosts, '-inf', NOWS, 'LIMIT', '0', max)
   local out = {}
   if #due == 0 then return out, false end
   if not FAIR then redis.call('ZREM', K.boosts, unpack(due)) end
@@ -368,18 +368,18 @@ local function applyDueBoosts(max)
     end
     if FAIR then redis.call('ZREM', K.boosts, m) end
   end
-  return out, #due == max and redis.call('ZCOUNT', K.boosts, '-inf', fmt(NOW)) > 0
+  return out, #due == max and redis.call('ZCOUNT', K.boosts, '-inf', NOWS) > 0
 end
 
 -- Moves up to `max` due delayed tasks into their lanes (what a claim does first); true when more
 -- due ones are left in the delayed set.
 local function promoteDue(max)
-  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', fmt(NOW), 'LIMIT', '0', max)
+  local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', NOWS, 'LIMIT', '0', max)
   for _, id in ipairs(due) do
     redis.call('ZREM', K.delayed, id)
     enqueueStored(id)
   end
-  return #due == max and redis.call('ZCOUNT', K.delayed, '-inf', fmt(NOW)) > 0
+  return #due == max and redis.call('ZCOUNT', K.delayed, '-inf', NOWS) > 0
 end
 
 -- Every lane that may hold due tasks: ready or parked (an empty lane is neither, or is skipped
@@ -488,7 +488,7 @@ end
 
 local function setLease(id, owner, leaseId, leaseMs)
   local tk = dk('task', id)
-  redis.call('HSET', tk, 'leaseOwner', owner, 'leaseId', leaseId, 'leaseUntil', fmt(NOW + leaseMs), 'updatedAt', fmt(NOW))
+  redis.call('HSET', tk, 'leaseOwner', owner, 'leaseId', leaseId, 'leaseUntil', fmt(NOW + leaseMs), 'updatedAt', NOWS)
   redis.call('HINCRBY', tk, 'version', '1')
   redis.call('ZADD', K.leases, fmt(NOW + leaseMs), id)
 end
@@ -515,7 +515,7 @@ local KEEPS_ERROR = { FAILED = true, CANCELED = true, TIMED_OUT = true, SUBMIT_U
 local HIST_AT = false -- `now,` of this call, made once
 -- `cur` (false = no entry yet) with one more entry, the oldest ones dropped beyond HIST.
 local function histAppend(cur, from, to, version, err)
-  if not HIST_AT then HIST_AT = fmt(NOW) .. ',' end
+  if not HIST_AT then HIST_AT = NOWS .. ',' end
   local e = HIST_AT .. HIST_CODE[from] .. HIST_CODE[to] .. ',' .. version
   if err then e = e .. ',' .. string.gsub(string.sub(err, 1, 2000), '\30', ' ') end
   if not cur then return e end
@@ -560,8 +560,8 @@ local function finalizeKnown(id, f, to, extra, dels)
   redis.call('HDEL', tk, unpack(del))
   if f[8] then redis.call('ZREM', K.deadlines, id) end
   moveStatus(id, from, to, f[2], f[3])
-  redis.call('ZADD', K.finished, fmt(NOW), id)
-  redis.call('HSET', tk, 'status', to, 'finishedAt', fmt(NOW), 'updatedAt', fmt(NOW),
+  redis.call('ZADD', K.finished, NOWS, id)
+  redis.call('HSET', tk, 'status', to, 'finishedAt', NOWS, 'updatedAt', NOWS,
     'version', fmt(tonumber(f[9]) + 1), unpack(extra or {}))
   if HIST > 0 then hist(id, from, to, tonumber(f[9]) + 1) end
 end
@@ -579,7 +579,7 @@ local function unclaim(id, ...)
   freeSlotsOf(id)
   clearLease(id)
   moveStatus(id, f[1], PENDING, f[2], f[3])
-  redis.call('HSET', tk, 'status', PENDING, 'updatedAt', fmt(NOW), ...)
+  redis.call('HSET', tk, 'status', PENDING, 'updatedAt', NOWS, ...)
   local v = redis.call('HINCRBY', tk, 'version', '1')
   if HIST > 0 then hist(id, f[1], PENDING, v) end
   enqueueStored(id)

@@ -11,7 +11,7 @@ local tk = dk('task', id)
 local f = redis.call('HMGET', tk, 'seq', 'priority')
 clearLease(id)
 moveStatus(id, st, ARGV[8], f[1], f[2])
-redis.call('HSET', tk, 'status', ARGV[8], 'externalId', ARGV[7], 'nextPollAt', fmt(NOW + tonumber(ARGV[9])), 'updatedAt', fmt(NOW))
+redis.call('HSET', tk, 'status', ARGV[8], 'externalId', ARGV[7], 'nextPollAt', fmt(NOW + tonumber(ARGV[9])), 'updatedAt', NOWS)
 local v = redis.call('HINCRBY', tk, 'version', '1')
 if HIST > 0 then hist(id, st, ARGV[8], v) end
 schedulePoll(id)

@@ -81,7 +81,7 @@ if status ~= PENDING then
     end
     if #out < want and read >= budget and redis.call('ZCOUNT', key, '-inf', hi) > 0 then stop = { 's', fmt(lastSeq) } end
   end
-  return { fmt(NOW), out, stop }
+  return { NOWS, out, stop }
 end
 
 -- PENDING_SUBMIT
@@ -159,7 +159,7 @@ if phase == '' or phase == 'd' then
   end
   if #out < want and read >= budget and #heap > 0 then
     local f = redis.call('HMGET', dk('task', string.sub(last, KEYW + 1)), 'priority', 'runAt', 'createdAt', 'seq', 'fairTag')
-    return { fmt(NOW), out, { 'd', f[1], f[2], f[3], f[4], f[5] } }
+    return { NOWS, out, { 'd', f[1], f[2], f[3], f[4], f[5] } }
   end
 end
 
@@ -198,4 +198,4 @@ if #out < want and read < budget then
   end
 end
 wake()
-return { fmt(NOW), out, stop }
+return { NOWS, out, stop }

@@ -11,7 +11,7 @@ local tk = dk('task', id)
 local f = redis.call('HMGET', tk, 'seq', 'priority')
 clearLease(id)
 if ARGV[7] ~= st then moveStatus(id, st, ARGV[7], f[1], f[2]) end
-redis.call('HSET', tk, 'status', ARGV[7], 'nextPollAt', fmt(NOW + tonumber(ARGV[8])), 'pollErrors', ARGV[9], 'updatedAt', fmt(NOW))
+redis.call('HSET', tk, 'status', ARGV[7], 'nextPollAt', fmt(NOW + tonumber(ARGV[8])), 'pollErrors', ARGV[9], 'updatedAt', NOWS)
 if ARGV[10] ~= '~' then
   local e = opt(ARGV[10])
   if e then redis.call('HSET', tk, 'error', e) else redis.call('HDEL', tk, 'error') end

@@ -21,7 +21,7 @@ if leaseMs then
 end
 local out = {}
 local touched = 0
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIMIT', '0', limit)) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', NOWS, 'LIMIT', '0', limit)) do
   touched = touched + 1
   local tk = dk('task', id)
   local f = redis.call('HMGET', tk, 'status', 'd', 'cancelRequested', 'attempts')
@@ -47,7 +47,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.leases, '-inf', fmt(NOW), 'LIM
     out[#out + 1] = { st, to, taskOf(id) }
   elseif st == SUBMITTED or st == RUNNING then
     clearLease(id)
-    redis.call('HSET', tk, 'updatedAt', fmt(NOW))
+    redis.call('HSET', tk, 'updatedAt', NOWS)
     redis.call('HINCRBY', tk, 'version', '1')
     schedulePoll(id)
     WOKE = true
@@ -62,7 +62,7 @@ end
 -- least 100; `offset` counts the skipped entries (the others leave the set).
 local offset = 0
 while touched < limit do
-  local ids = redis.call('ZRANGEBYSCORE', K.deadlines, '-inf', fmt(NOW), 'LIMIT', offset, math.max(limit - touched, 100))
+  local ids = redis.call('ZRANGEBYSCORE', K.deadlines, '-inf', NOWS, 'LIMIT', offset, math.max(limit - touched, 100))
   if #ids == 0 then break end
   for _, id in ipairs(ids) do
     if touched >= limit then break end

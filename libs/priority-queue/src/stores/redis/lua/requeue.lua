@@ -15,7 +15,7 @@ local tk = dk('task', id)
 local f = redis.call('HMGET', tk, 'status', 'seq', 'priority', 'createdAt', 'deadlineAt', 'version', '_r')
 if not f[1] then fail('PQ_NOTFOUND') end
 if not RETRYABLE[f[1]] then fail('PQ_STATE ' .. f[1]) end
-local nowS = fmt(NOW)
+local nowS = NOWS
 local version = tonumber(f[6]) + 1
 redis.call('ZREM', K.finished, id)
 if f[7] then redis.call('ZREM', f[7], id) end

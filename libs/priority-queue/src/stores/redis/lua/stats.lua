@@ -51,5 +51,5 @@ for i = 1, #pc, 2 do
   pend[#pend + 1] = pc[i + 1]
   pend[#pend + 1] = fmt(wait)
 end
-return { fmt(NOW), counts, pend, redis.call('HGETALL', K.inflight_p), redis.call('HGETALL', K.inflight_a),
+return { NOWS, counts, pend, redis.call('HGETALL', K.inflight_p), redis.call('HGETALL', K.inflight_a),
   redis.call('HGETALL', K.inflight_t), redis.call('HGETALL', K.inflight_c) }
