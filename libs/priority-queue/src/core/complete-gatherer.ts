@@ -13,18 +13,27 @@ interface Waiting {
  * first) takes them and sends them with its claim in one round trip; what no claim takes is
  * sent at the turn's end through complete(), as without this. Each call settles with its own
  * answer, so a TaskRun's fenced write (re-fence, retry after a lost reply) is the same either way.
+ * `claimComing`: a claim round runs or is scheduled (it may first claim polls, a round trip): the
+ * turn's end leaves the completes to it, and the worker calls flush() when a round ends with
+ * none coming.
  */
 export class CompleteGatherer {
   private waiting: Waiting[] = [];
   private turn: NodeJS.Immediate | null = null;
 
-  constructor(private readonly store: TaskStore & Required<Pick<TaskStore, 'completeAndClaim'>>) {}
+  constructor(
+    private readonly store: TaskStore & Required<Pick<TaskStore, 'completeAndClaim'>>,
+    private readonly claimComing: () => boolean = () => false,
+  ) {}
 
   /** A complete() that rides on this turn's claim, if one comes. */
   complete(fence: Fence, outcome: CompletionOutcome): Promise<Task> {
     return new Promise<Task>((resolve, reject) => {
       this.waiting.push({ call: { fence, outcome }, resolve, reject });
-      this.turn ??= setImmediate(() => this.flush());
+      this.turn ??= setImmediate(() => {
+        this.turn = null;
+        if (!this.claimComing()) this.flush();
+      });
     });
   }
 
@@ -54,8 +63,8 @@ export class CompleteGatherer {
     return reply.claim;
   }
 
-  /** No claim took them this turn: each goes through complete() (the store batches them itself). */
-  private flush(): void {
+  /** No claim takes them: each goes through complete() (the store batches them itself). */
+  flush(): void {
     for (const w of this.take()) this.store.complete(w.call.fence, w.call.outcome).then(w.resolve, w.reject);
   }
 
