@@ -61,8 +61,11 @@ describe('TypeORM store on PostgreSQL: claim, complete and purge plans on a tabl
     await db?.close();
   });
 
-  /** Runs fn with auto_explain on and returns the plans of the statements it ran, nested ones included. */
-  async function explained(fn: () => Promise<void>): Promise<string[]> {
+  /**
+   * Runs fn with auto_explain on and returns the plans of the statements it ran, nested ones
+   * included: those that read the tasks table (`all`: every one).
+   */
+  async function explained(fn: () => Promise<void>, all = false): Promise<string[]> {
     const qr = ds.createQueryRunner();
     const client = (await qr.connect()) as { on(e: 'notice', f: (m: { message?: string }) => void): void; removeAllListeners(e: string): void };
     for (const s of [
@@ -86,7 +89,7 @@ describe('TypeORM store on PostgreSQL: claim, complete and purge plans on a tabl
       await ds.query('RESET ALL');
     }
     plans.push(...got);
-    return got.filter((p) => p.includes(`${PREFIX}tasks`));
+    return all ? got : got.filter((p) => p.includes(`${PREFIX}tasks`));
   }
 
   function offenders(plan: string): string[] {
@@ -146,6 +149,62 @@ describe('TypeORM store on PostgreSQL: claim, complete and purge plans on a tabl
     expect(bad.map((x) => `${x.why.join(', ')}:\n${x.p}`)).toEqual([]);
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${PREFIX}tasks WHERE status = 'SUCCEEDED'`);
     expect(n).toBe(FINISHED + 1 + 2 * LIMIT);
+  });
+
+  it('with fair share, due boosts, past deadlines, freed slots and several lanes: every step of the claim reads live rows only', async () => {
+    // the claim's other steps run on the same table of finished rows (seeded here when this test
+    // runs alone): boosts fire (step 0), tasks time out (1), completes free tenant slots (2),
+    // lanes take turns under a tenant quota (5) and V[p] advances over the claimed tasks (7)
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: PREFIX, queue: 'fair', fairness: 'tenant', clock });
+    await store.init();
+    const [{ n: seeded }] = await ds.query(`SELECT count(*)::int AS n FROM ${PREFIX}tasks WHERE status = 'SUCCEEDED'`);
+    if (seeded < FINISHED) {
+      await store.create([{ ...task(-3), id: 'f-1' }]);
+      const first = await store.claimSubmissions({ owner: 'seed', limit: 1, leaseMs: 60_000 });
+      await store.complete(fenceOf(first.claimed[0]), { status: TaskStatus.SUCCEEDED, result: null });
+      await copyRows('f-1', `'fdone-' || g`, FINISHED);
+      await ds.query(`ANALYZE ${PREFIX}tasks`);
+    }
+    await store.setLimits({ kind: 'tenant', tenantId: 't0', quota: 3 });
+    for (let i = 0; i < PENDING; i += 100) {
+      await store.create(
+        Array.from({ length: 100 }, (_, k) => {
+          const j = i + k;
+          const t = { ...task(j), id: `f${j}`, tenantId: `t${j % 4}` };
+          if (j % 10 === 1) return { ...t, timeoutMs: 5_000, boost: { beforeDeadlineMs: 4_000, priority: 20 } };
+          if (j % 10 === 2) return { ...t, timeoutMs: 500 };
+          return t;
+        }),
+      );
+    }
+    const held = await store.claimSubmissions({ owner: 'w', limit: LIMIT, leaseMs: 60_000 });
+    expect(held.claimed.length).toBe(LIMIT);
+    now += 2_000; // every boost due, every 500 ms deadline passed
+    const seen = await explained(async () => {
+      const next = await store.completeAndClaim!(
+        held.claimed.map((t) => ({ fence: fenceOf(t), outcome: { status: TaskStatus.SUCCEEDED, result: null } })),
+        { owner: 'w', limit: LIMIT, leaseMs: 60_000 },
+      );
+      expect(next.completed.map((a) => a.task?.status)).toEqual(held.claimed.map(() => TaskStatus.SUCCEEDED));
+      expect(next.claim.boosted?.length).toBeGreaterThan(0);
+      expect(next.claim.timedOut.length).toBeGreaterThan(0);
+      expect(next.claim.claimed).toHaveLength(LIMIT);
+      // the boosted tasks (priority 20) first, each tenant t0 within its quota of 3
+      expect(next.claim.claimed[0].priority).toBe(20);
+      expect(next.claim.claimed.filter((t) => t.tenantId === 't0').length).toBeLessThanOrEqual(3);
+    }, true);
+    const steps: Array<[string, RegExp]> = [
+      ['boosts', /boost_due = NULL/],
+      ['timeouts', /TIMED_OUT/],
+      ['releases', new RegExp(`Delete on ${PREFIX}releases`)],
+      ['lane claim', /SUBMITTING/],
+      ['fair levels', new RegExp(`Insert on ${PREFIX}fair_levels`)],
+    ];
+    for (const [name, re] of steps) expect([name, seen.some((p) => re.test(p))]).toEqual([name, true]);
+    const bad = seen.map((p) => ({ p, why: offenders(p) })).filter((x) => x.why.length > 0);
+    expect(bad.map((x) => `${x.why.join(', ')}:\n${x.p}`)).toEqual([]);
   });
 
   it('purges the oldest finished tasks across types and statuses through index reads of them only', async () => {

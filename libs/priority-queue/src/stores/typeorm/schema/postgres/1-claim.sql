@@ -99,16 +99,14 @@ DECLARE
   v_burst integer;
   v_k integer;
   v_b bigint[];
+  v_bounded boolean;
   vl record;
-  vb record;
-  vp record;
   va record;
-  v_s bigint[];
-  v_keys bigint[];
-  v_read integer;
-  v_got tid[];
-  v_claimed tid[] := '{}';
   v_due bigint;
+  v_timeouts boolean;
+  v_releases boolean;
+  v_rate boolean;
+  v_merge boolean;
   v_ids varchar[];
   v_from integer[];
   v_tags bigint[];
@@ -119,13 +117,33 @@ BEGIN
   PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
   v_now := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
 
+  -- whether steps 0 to 4 have anything to do, in ONE statement after the lock (its snapshot sees
+  -- every claim before this one): nearly every claim finds nothing for them, and each probe is
+  -- an index descent whatever it finds, but one statement instead of five (each statement of a
+  -- function costs its own snapshot, plan check and executor start and end). Each probe reads
+  -- the first entry its index gives (one row whatever the table holds). What a step reads when
+  -- it runs is the newer: a row committed after this probe waits for the next claim, as it
+  -- would have had it committed after this claim.
+  -- - v_due: the first unfired deadline boost (tasks_boost_due), for step 0;
+  -- - v_timeouts: a due candidate past its deadline (tasks_deadline), for step 1;
+  -- - v_releases: a release to apply (releases_queue), for step 2;
+  -- - v_rate: a lane whose rate token is due (lanes_parked_until), for step 3;
+  -- - v_merge: a lane mark or a due staged task (lane_marks_queue, tasks_staged), for step 4;
+  --   step 0 sets it when a boost re-staged a task.
+  SELECT (SELECT boost_due FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL ORDER BY boost_due LIMIT 1),
+    EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+      AND deadline_at <= v_now AND run_at <= v_now),
+    EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue),
+    EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now),
+    EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
+      OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now)
+    INTO v_due, v_timeouts, v_releases, v_rate, v_merge;
+
   -- 0. due deadline boosts fire before anything looks at the order (tasks_boost_due: unfired
   -- boosts only). Every due boost fires (boost_due = NULL); a task still PENDING_SUBMIT below
   -- its boost priority takes it, re-keyed as order-columns.ts orderColumns keys it (aging:
   -- k1 = run_at - P*T, k2 = -P; fairness: k1 = -P, k2 = its new tag; else k1 = k2 = -P) and
   -- staged, so step 4 merges it into its lane (the lane's head a lower bound again).
-  -- The probe reads the first entry of the index (one row whatever the table holds).
-  SELECT boost_due INTO v_due FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL ORDER BY boost_due LIMIT 1;
   IF v_due <= v_now THEN
     SELECT array_agg(b.id ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise), array_agg(b.priority ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
         array_agg(coalesce(b.tenant_id, '') ORDER BY b.boost_due, b.seq) FILTER (WHERE b.raise),
@@ -150,13 +168,13 @@ BEGIN
         RETURNING b.ord, b.from_priority, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, x.status, x.staged, x.lane_key, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, x.lease_owner, x.lease_id, x.lease_until, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, x.updated_at, x.finished_at, x.k2, x.boost_at, x.boost_priority)
     SELECT 3::smallint, u.from_priority::bigint, NULL::tid, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority
       FROM u ORDER BY u.ord;
+    IF v_ids IS NOT NULL THEN v_merge := true; END IF;
   END IF;
 
-  -- 1. due candidates past their deadline (partial index on deadline_at of live rows). The probe
-  -- first: a claim that finds none (nearly every claim) then never starts the UPDATE, whose
-  -- start-up opens every index of tasks (a third of a claim's server time when it claims one).
-  IF EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
-      AND deadline_at <= v_now AND run_at <= v_now) THEN
+  -- 1. due candidates past their deadline (partial index on deadline_at of live rows). Behind
+  -- the probe: an UPDATE that finds nothing still starts up, opening every index of tasks (a
+  -- third of a claim's server time when it claims one).
+  IF v_timeouts THEN
     RETURN QUERY WITH u AS (
       UPDATE {{prefix}}tasks x SET status = 'TIMED_OUT', staged = 0, version = x.version + 1, updated_at = v_now, finished_at = v_now,
         error = 'deadline passed before submit'
@@ -166,31 +184,34 @@ BEGIN
     SELECT 2::smallint, NULL::bigint, NULL::tid, u.* FROM u;
   END IF;
 
-  -- 2. releases: counters down, lanes parked on those resources back to ready (skipped when none),
-  -- 10,000 rows per statement, as many statements as there are rows (a release left for the
-  -- next claim would keep a lane parked that may give this claim a task)
-  WHILE EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue) LOOP
-    WITH d AS (DELETE FROM {{prefix}}releases WHERE id IN (SELECT id FROM {{prefix}}releases WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
-    k AS (SELECT x.rkey, count(*) AS n FROM d JOIN {{prefix}}lanes ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
-      CROSS JOIN LATERAL (VALUES
-        (CASE WHEN ln.account_id IS NOT NULL THEN 'a:' || ln.provider_key || chr(31) || ln.account_id END),
-        (CASE WHEN ln.tenant_id IS NOT NULL THEN 't:' || ln.tenant_id END),
-        (CASE WHEN ln.concurrency_key IS NOT NULL THEN 'c:' || ln.concurrency_key END)) x(rkey)
-      WHERE x.rkey IS NOT NULL GROUP BY x.rkey),
-    s AS (UPDATE {{prefix}}resources r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey)
-    UPDATE {{prefix}}lanes SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
-    WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k);
-  END LOOP;
+  -- 2. releases: counters down, lanes parked on those resources back to ready, 10,000 rows per
+  -- statement, as many statements as there are rows (a release left for the next claim would
+  -- keep a lane parked that may give this claim a task): again while a statement took 10,000
+  IF v_releases THEN
+    LOOP
+      WITH d AS (DELETE FROM {{prefix}}releases WHERE id IN (SELECT id FROM {{prefix}}releases WHERE queue = p_queue ORDER BY id LIMIT 10000) RETURNING lane_key),
+      k AS (SELECT x.rkey, count(*) AS n FROM d JOIN {{prefix}}lanes ln ON ln.queue = p_queue AND ln.lane_key = d.lane_key
+        CROSS JOIN LATERAL (VALUES
+          (CASE WHEN ln.account_id IS NOT NULL THEN 'a:' || ln.provider_key || chr(31) || ln.account_id END),
+          (CASE WHEN ln.tenant_id IS NOT NULL THEN 't:' || ln.tenant_id END),
+          (CASE WHEN ln.concurrency_key IS NOT NULL THEN 'c:' || ln.concurrency_key END)) x(rkey)
+        WHERE x.rkey IS NOT NULL GROUP BY x.rkey),
+      s AS (UPDATE {{prefix}}resources r SET in_use = GREATEST(0, r.in_use - k.n) FROM k WHERE r.queue = p_queue AND r.rkey = k.rkey),
+      l AS (UPDATE {{prefix}}lanes SET parked_on = NULL, ready = CASE WHEN h_seq IS NULL OR parked_until IS NOT NULL THEN 0 ELSE 1 END
+        WHERE queue = p_queue AND parked_on IN (SELECT rkey FROM k))
+      SELECT count(*) INTO v_k FROM d;
+      EXIT WHEN v_k < 10000;
+    END LOOP;
+  END IF;
 
-  -- 3. lanes whose rate token is due (probed first, as step 1: only queues with rate limits park so)
-  IF EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now) THEN
+  -- 3. lanes whose rate token is due (only queues with rate limits park so)
+  IF v_rate THEN
     UPDATE {{prefix}}lanes SET parked_until = NULL, ready = CASE WHEN h_seq IS NULL OR parked_on IS NOT NULL THEN 0 ELSE 1 END
     WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now;
   END IF;
   -- 4. lanes marked by creates and due staged tasks merged (staged = 0), in one upsert: a lane's
   -- head becomes the best marked / merged key when that is better than its stored head
-  IF EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
-    OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now) THEN
+  IF v_merge THEN
     WITH d AS (DELETE FROM {{prefix}}lane_marks WHERE queue = p_queue
       RETURNING lane_key, provider_key, account_id, tenant_id, concurrency_key, k1, k2, run_at, created_at, seq, priority),
     m AS (UPDATE {{prefix}}tasks SET staged = 0
@@ -210,19 +231,26 @@ BEGIN
   -- 5. the lanes loop (LANES.md), set-wise per lane, until the batch is full or no lane is
   -- ready (DESIGN §3: no head-of-line blocking, so no cap on the lanes examined). It ends:
   -- every round parks the best lane, empties it, or claims from it and moves its stored head
-  -- strictly forward (the next head is probed strictly after the last key read), so the rounds
-  -- are at most the parkings + the tasks claimed + one per stale head (+ rows a concurrent
-  -- cancel / changePriority took out of the lane).
+  -- strictly forward (the next head is strictly after the last key read), so the rounds are at
+  -- most the parkings + the tasks claimed + one per stale head (+ rows a concurrent cancel /
+  -- changePriority took out of the lane). Two statements per round that claims.
   WHILE v_n < p_limit LOOP
-    SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq INTO vl
-      FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1 ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 1;
+    -- the best ready lane, the head of the second-best (b1 .. b5, NULL when it is alone: one
+    -- read of the ready index, two entries; two lanes never share a head, each head is the key
+    -- of a task of its own lane) and the lane's provider resource (pause, rate; p_*)
+    SELECT w.*, p.rkey AS p_rkey, p.paused AS p_paused, p.qps AS p_qps, p.burst AS p_burst, p.tat AS p_tat,
+        p.account_concurrency AS p_account_concurrency INTO vl
+      FROM (SELECT t.*, lead(t.h1) OVER o AS b1, lead(t.h2) OVER o AS b2, lead(t.h_run_at) OVER o AS b3,
+            lead(t.h_created_at) OVER o AS b4, lead(t.h_seq) OVER o AS b5
+          FROM (SELECT lane_key, provider_key, account_id, tenant_id, concurrency_key, h1, h2, h_run_at, h_created_at, h_seq
+            FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1 ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 2) t
+          WINDOW o AS (ORDER BY t.h1, t.h2, t.h_run_at, t.h_created_at, t.h_seq)
+          ORDER BY t.h1, t.h2, t.h_run_at, t.h_created_at, t.h_seq LIMIT 1) w
+      LEFT JOIN {{prefix}}resources p ON p.queue = p_queue AND p.rkey = 'p:' || w.provider_key;
     EXIT WHEN NOT FOUND;
-    SELECT h1, h2, h_run_at, h_created_at, h_seq INTO vb
-      FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1
-        AND (h1, h2, h_run_at, h_created_at, h_seq) > (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
-      ORDER BY h1, h2, h_run_at, h_created_at, h_seq LIMIT 1;
     -- the bound: the second-best head, or above every key
-    v_b := CASE WHEN FOUND THEN ARRAY[vb.h1, vb.h2, vb.h_run_at, vb.h_created_at, vb.h_seq]
+    v_bounded := vl.b5 IS NOT NULL;
+    v_b := CASE WHEN v_bounded THEN ARRAY[vl.b1, vl.b2, vl.b3, vl.b4, vl.b5]
       ELSE ARRAY[9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807, 9223372036854775807]::bigint[] END;
 
     -- admission of the lane (pause, rate, account, tenant, concurrency key): the first limit
@@ -231,13 +259,12 @@ BEGIN
     v_park := NULL;
     v_until := NULL;
     v_interval := NULL;
-    SELECT rkey, paused, qps, burst, tat, account_concurrency INTO vp FROM {{prefix}}resources WHERE queue = p_queue AND rkey = 'p:' || vl.provider_key;
-    IF vp.paused = 1 THEN
-      v_park := vp.rkey;
-    ELSIF vp.qps IS NOT NULL THEN
-      v_interval := 1000::double precision / vp.qps;
-      v_burst := coalesce(vp.burst, 1);
-      v_tat := vp.tat;
+    IF vl.p_paused = 1 THEN
+      v_park := vl.p_rkey;
+    ELSIF vl.p_qps IS NOT NULL THEN
+      v_interval := 1000::double precision / vl.p_qps;
+      v_burst := coalesce(vl.p_burst, 1);
+      v_tat := vl.p_tat;
       v_k := 0;
       LOOP
         v_next := greatest(v_tat, v_now::double precision) + v_interval;
@@ -254,7 +281,7 @@ BEGIN
     END IF;
     IF v_park IS NULL AND v_until IS NULL AND vl.account_id IS NOT NULL THEN
       SELECT in_use, limit_value INTO va FROM {{prefix}}resources WHERE queue = p_queue AND rkey = 'a:' || vl.provider_key || chr(31) || vl.account_id;
-      v_lim := coalesce(va.limit_value, vp.account_concurrency);
+      v_lim := coalesce(va.limit_value, vl.p_account_concurrency);
       IF v_lim IS NOT NULL THEN
         v_room := v_lim - coalesce(va.in_use, 0);
         IF v_room <= 0 THEN v_park := 'a:' || vl.provider_key || chr(31) || vl.account_id; ELSE v_cap := least(v_cap, v_room); END IF;
@@ -278,34 +305,55 @@ BEGIN
       UPDATE {{prefix}}lanes SET parked_on = v_park, parked_until = v_until, ready = 0 WHERE queue = p_queue AND lane_key = vl.lane_key;
       CONTINUE;
     END IF;
-    -- the lane's tasks from its head on (an index condition: the scan starts at the head instead
-    -- of walking the index entries of tasks claimed before, dead until vacuumed) and before the
-    -- bound, at most cap, in order, claimed in the same statement by their ctids (TID scan). The
-    -- re-check of status and staged is written so that it cannot match the lane index's
-    -- predicate: the UPDATE's only access path is then the TID scan (a table without statistics
-    -- otherwise gets a full scan of the lane index). Out: the new row versions' ctids and the
-    -- key of the last task read (where the next head's probe starts).
-    WITH c AS (SELECT ctid AS t, k1, k2, run_at, created_at, seq FROM {{prefix}}tasks
+    -- ONE statement claims from the lane, moves its head and returns the claimed rows:
+    -- - c: the lane's tasks from its head on (an index condition: the scan starts at the head
+    --   instead of walking the index entries of tasks claimed before, dead until vacuumed) and
+    --   before the bound, in order, at most cap + 1;
+    -- - u: the first cap of them claimed by their ctids (TID scan). The re-check of status and
+    --   staged is written so that it cannot match the lane index's predicate: the UPDATE's only
+    --   access path is then the TID scan (a table without statistics otherwise gets a full scan
+    --   of the lane index). A row the re-check skips (a concurrent cancel or changePriority took
+    --   it out of the lane) is read, not claimed;
+    -- - h: the lane's next head, its first task after the last one read: the cap + 1st task
+    --   read when there is one (no second index read); else, when the bound ended the read, one
+    --   probe that starts after the last task read (or from the stored head when none was read:
+    --   it was below the lane's first task; h_seq - 1 so that one strict comparison serves
+    --   both); else (the read reached the lane's end) none;
+    -- - l: the lane's new head (none = not ready).
+    -- The claimed rows go out as their UPDATE wrote them, NULL in the columns the caller knows.
+    RETURN QUERY
+    WITH c AS (SELECT ctid AS t, k1, k2, run_at, created_at, seq, priority FROM {{prefix}}tasks
         WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0 AND lane_key = vl.lane_key
           AND (k1, k2, run_at, created_at, seq) >= (vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq)
           AND (k1, k2, run_at, created_at, seq) < (v_b[1], v_b[2], v_b[3], v_b[4], v_b[5])
-        ORDER BY k1, k2, run_at, created_at, seq LIMIT v_cap),
+        ORDER BY k1, k2, run_at, created_at, seq LIMIT v_cap + 1),
     u AS (UPDATE {{prefix}}tasks x SET status = 'SUBMITTING', lease_owner = p_owner, lease_id = p_batch || ':' || x.id,
         lease_until = v_now + p_lease_ms, version = x.version + 1, updated_at = v_now
-      FROM c WHERE x.ctid = c.t AND x.status || '' = 'PENDING_SUBMIT' AND x.staged + 0 = 0
-      RETURNING x.ctid AS nt)
-    SELECT (SELECT array_agg(nt) FROM u), (SELECT count(*) FROM u),
-      (SELECT array_agg(ARRAY[c.k1, c.k2, c.run_at, c.created_at, c.seq]) FROM c)
-      INTO v_got, v_m, v_keys;
-    IF v_m > 0 THEN v_claimed := v_claimed || v_got; END IF;
-    v_read := coalesce(array_length(v_keys, 1), 0);
+      FROM (SELECT t FROM c ORDER BY k1, k2, run_at, created_at, seq LIMIT v_cap) cl
+      WHERE x.ctid = cl.t AND x.status || '' = 'PENDING_SUBMIT' AND x.staged + 0 = 0
+      RETURNING 1::smallint, v_now, x.ctid, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, NULL::varchar, NULL::smallint, NULL::varchar, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, NULL::varchar, NULL::varchar, NULL::bigint, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, NULL::bigint, x.finished_at, x.k2, x.boost_at, x.boost_priority),
+    e AS ((SELECT k1, k2, run_at, created_at, seq FROM c ORDER BY k1 DESC, k2 DESC, run_at DESC, created_at DESC, seq DESC LIMIT 1)
+      UNION ALL SELECT vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq - 1 WHERE NOT EXISTS (SELECT 1 FROM c)),
+    h AS ((SELECT k1, k2, run_at, created_at, seq, priority FROM c ORDER BY k1, k2, run_at, created_at, seq OFFSET v_cap LIMIT 1)
+      UNION ALL
+      SELECT p.* FROM (SELECT k1, k2, run_at, created_at, seq, priority FROM {{prefix}}tasks
+          WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0 AND lane_key = vl.lane_key
+            AND (k1, k2, run_at, created_at, seq) > ((SELECT e.k1 FROM e), (SELECT e.k2 FROM e), (SELECT e.run_at FROM e), (SELECT e.created_at FROM e), (SELECT e.seq FROM e))
+          ORDER BY k1, k2, run_at, created_at, seq LIMIT 1) p
+        WHERE v_bounded AND (SELECT count(*) FROM c) <= v_cap),
+    l AS (UPDATE {{prefix}}lanes ln SET h1 = h.k1, h2 = h.k2, h_run_at = h.run_at, h_created_at = h.created_at, h_seq = h.seq, h_priority = h.priority,
+        ready = CASE WHEN h.seq IS NULL THEN 0 ELSE ln.ready END
+      FROM (SELECT 1) one LEFT JOIN h ON true
+      WHERE ln.queue = p_queue AND ln.lane_key = vl.lane_key)
+    SELECT * FROM u;
+    GET DIAGNOSTICS v_m = ROW_COUNT;
     IF v_m > 0 THEN
       v_n := v_n + v_m;
       -- one unit of every limit of the lane per task
       IF v_interval IS NOT NULL THEN
-        v_tat := vp.tat;
+        v_tat := vl.p_tat;
         FOR i IN 1..v_m LOOP v_tat := greatest(v_tat, v_now::double precision) + v_interval; END LOOP;
-        UPDATE {{prefix}}resources SET tat = v_tat WHERE queue = p_queue AND rkey = vp.rkey;
+        UPDATE {{prefix}}resources SET tat = v_tat WHERE queue = p_queue AND rkey = vl.p_rkey;
       END IF;
       IF vl.account_id IS NOT NULL OR vl.tenant_id IS NOT NULL OR vl.concurrency_key IS NOT NULL THEN
         INSERT INTO {{prefix}}resources AS r (queue, rkey, in_use, tat, configured, limit_value, paused, qps, burst, account_concurrency)
@@ -316,23 +364,6 @@ BEGIN
         ON CONFLICT (queue, rkey) DO UPDATE SET in_use = r.in_use + v_m;
       END IF;
     END IF;
-    -- the lane's next head: its first task after the last one read (or from its head on when
-    -- none was read: its stored head was below its first task; h_seq - 1 as the start so that
-    -- one strict comparison serves both), one probe that starts there;
-    -- a row skipped by the re-check left the lane
-    -- (one statement: the probe feeds the lane's UPDATE; no task found = no head, not ready)
-    IF v_read > 0 THEN
-      v_s := ARRAY[v_keys[v_read][1], v_keys[v_read][2], v_keys[v_read][3], v_keys[v_read][4], v_keys[v_read][5]];
-    ELSE
-      v_s := ARRAY[vl.h1, vl.h2, vl.h_run_at, vl.h_created_at, vl.h_seq - 1];
-    END IF;
-    WITH h AS (SELECT k1, k2, run_at, created_at, seq, priority FROM {{prefix}}tasks
-        WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 0 AND lane_key = vl.lane_key AND (k1, k2, run_at, created_at, seq) > (v_s[1], v_s[2], v_s[3], v_s[4], v_s[5])
-        ORDER BY k1, k2, run_at, created_at, seq LIMIT 1)
-    UPDATE {{prefix}}lanes ln SET h1 = h.k1, h2 = h.k2, h_run_at = h.run_at, h_created_at = h.created_at, h_seq = h.seq, h_priority = h.priority,
-      ready = CASE WHEN h.seq IS NULL THEN 0 ELSE ln.ready END
-    FROM (SELECT 1) one LEFT JOIN h ON true
-    WHERE ln.queue = p_queue AND ln.lane_key = vl.lane_key;
   END LOOP;
 
   -- 6. next wake-up (batch not full): next delayed task, next rate token of a parked lane
@@ -341,17 +372,16 @@ BEGIN
       (SELECT min(parked_until) FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL)) INTO v_wake;
   END IF;
   -- 7. fair share: V[p] = max(V[p], tag) over the tasks claimed at each level (F[t,p] rows are
-  -- kept, see the header)
+  -- kept, see the header). This claim's tasks by the lease index: every one has lease_until =
+  -- now + leaseMs and the lease id <batch>:<id> (the batch id is this call's own).
   IF v_n > 0 AND p_fair THEN
     INSERT INTO {{prefix}}fair_levels AS fl (queue, priority, vtime)
-      SELECT p_queue, x.priority, max(x.k2) FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed) GROUP BY x.priority ORDER BY x.priority
+      SELECT p_queue, x.priority, max(x.k2) FROM {{prefix}}tasks x
+        WHERE x.queue = p_queue AND x.lease_until = v_now + p_lease_ms AND x.status = 'SUBMITTING' AND x.lease_id = p_batch || ':' || x.id
+        GROUP BY x.priority ORDER BY x.priority
       ON CONFLICT (queue, priority) DO UPDATE SET vtime = greatest(fl.vtime, excluded.vtime);
   END IF;
 
-  -- the claimed rows, by the ctids their UPDATEs wrote (our own new row versions)
-  IF v_n > 0 THEN
-    RETURN QUERY SELECT 1::smallint, v_now, x.ctid, x.seq, x.id, x.idempotency_key, x.type, x.payload, x.priority, x.run_at, x.deadline_at, x.created_at, NULL::varchar, NULL::smallint, NULL::varchar, x.provider_key, x.account_id, x.tenant_id, x.concurrency_key, x.version, x.attempts, x.max_attempts, x.idempotent, NULL::varchar, NULL::varchar, NULL::bigint, x.result, x.error, x.external_id, x.next_poll_at, x.poll_errors, x.cancel_requested, NULL::bigint, x.finished_at, x.k2, x.boost_at, x.boost_priority FROM {{prefix}}tasks x WHERE x.ctid = ANY (v_claimed);
-  END IF;
   o_kind := 0;
   o_wake := v_wake;
   o_ctid := NULL;
