@@ -6,10 +6,13 @@
 --   finished_at) comes back, the client has the rest;
 -- - any other call (tid NULL), and a call whose ctid found no row (the row moved: any update
 --   since the claim, e.g. a lease renewal, writes a new tuple): the row by the primary key,
---   returned whole (kind 2). So every call is written in this statement, before the claim of
+--   returned whole (kind 2). So every call is written in this call, before the claim of
 --   complete_and_claim, which must see the slots the completes free.
--- The two UPDATEs work on disjoint calls (u2 skips the ids u1 wrote), so no row is written
--- twice. A call absent from the result was refused (stale fence, wrong status). Every call
+-- The two UPDATEs work on disjoint calls (the second skips the ids the first wrote), so no row
+-- is written twice; the second runs only when a call is left (a call by id is rare: every
+-- statement that writes tasks starts up by opening all of its indexes, and the releases'),
+-- and releases are appended only for rows that hold slots. A call absent from the result was
+-- refused (stale fence, wrong status). Every call
 -- writes its terminal status, result, error and finished_at, adds its attempts value (1 for a
 -- failed submit attempt, else 0) to attempts, and clears the lease and next_poll_at.
 --
@@ -38,24 +41,41 @@ SET enable_mergejoin = off
 AS $fn$
 DECLARE
   v_now bigint := (floor(extract(epoch from statement_timestamp()) * 1000))::bigint;
+  v_ids varchar[];
+  v_at bigint[];
+  v_lanes varchar[];
 BEGIN
-  RETURN QUERY
-  WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
-      AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
-  u1 AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
-      attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
-      version = x.version + 1, updated_at = coalesce(i.now, v_now)
-    FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
-    RETURNING x.id, x.finished_at, x.lane_key, x.account_id, x.tenant_id, x.concurrency_key),
-  u2 AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
-      attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
-      version = x.version + 1, updated_at = coalesce(i.now, v_now)
-    FROM i WHERE (i.tid IS NULL OR i.id NOT IN (SELECT id FROM u1)) AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
-    RETURNING x.*),
-  r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
-    SELECT p_queue, lane_key FROM u1 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL UNION ALL SELECT p_queue, lane_key FROM u2 WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
-  SELECT 1::smallint, NULL::bigint, u.id, NULL::varchar, NULL::varchar, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::bigint, NULL::varchar, NULL::smallint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::integer, NULL::integer, NULL::integer, NULL::smallint, NULL::varchar, NULL::varchar, NULL::bigint, NULL::text, NULL::text, NULL::varchar, NULL::bigint, NULL::integer, NULL::smallint, NULL::bigint, u.finished_at, NULL::bigint, NULL::bigint, NULL::integer FROM u1 u
-  UNION ALL
-  SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority FROM u2 u;
+  -- the calls with a ctid: the rows by TID scan; what the caller needs (id, finished_at) and
+  -- the lanes of the rows that held slots into arrays (no row of the table read again)
+  IF cardinality(array_remove(p_tids, NULL)) > 0 THEN
+    WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
+        AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
+    u AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+        attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+        version = x.version + 1, updated_at = coalesce(i.now, v_now)
+      FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+      RETURNING x.id, x.finished_at, x.lane_key, x.account_id IS NOT NULL OR x.tenant_id IS NOT NULL OR x.concurrency_key IS NOT NULL AS slots)
+    SELECT array_agg(u.id), array_agg(u.finished_at), array_agg(u.lane_key) FILTER (WHERE u.slots) INTO v_ids, v_at, v_lanes FROM u;
+  END IF;
+  -- the other calls (no ctid, or a ctid that found no row: it moved) by the primary key,
+  -- returned whole, their releases appended in the same statement
+  IF coalesce(cardinality(v_ids), 0) < cardinality(p_ids) THEN
+    RETURN QUERY
+    WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
+        AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
+    u AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+        attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
+        version = x.version + 1, updated_at = coalesce(i.now, v_now)
+      FROM i WHERE NOT (i.id = ANY (coalesce(v_ids, '{}'))) AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+      RETURNING x.*),
+    r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
+      SELECT p_queue, lane_key FROM u WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
+    SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority FROM u;
+  END IF;
+  IF v_lanes IS NOT NULL THEN
+    INSERT INTO {{prefix}}releases (queue, lane_key) SELECT p_queue, unnest(v_lanes);
+  END IF;
+  RETURN QUERY SELECT 1::smallint, NULL::bigint, u.id, NULL::varchar, NULL::varchar, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::bigint, NULL::varchar, NULL::smallint, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::varchar, NULL::integer, NULL::integer, NULL::integer, NULL::smallint, NULL::varchar, NULL::varchar, NULL::bigint, NULL::text, NULL::text, NULL::varchar, NULL::bigint, NULL::integer, NULL::smallint, NULL::bigint, u.finished_at, NULL::bigint, NULL::bigint, NULL::integer
+    FROM unnest(v_ids, v_at) AS u(id, finished_at);
 END
 $fn$;
