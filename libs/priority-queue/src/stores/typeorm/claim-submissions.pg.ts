@@ -5,7 +5,7 @@ import type { BoostedTask, ClaimRequest, SubmissionClaim } from '../../core/task
 import type { StoreContext } from './context';
 import { retryOnConflict, type Row } from './db';
 import { num, numOrNull, rowToTask } from './rows';
-import { PG_TASK_RESULT, pgClaimFunctionName, pgStoreError } from './schema/pg-functions';
+import { PG_TASK_RESULT, perTables, pgClaimFunctionName, pgStoreError } from './schema/pg-functions';
 
 /**
  * claimSubmissions on PostgreSQL in ONE round trip: the `<prefix>claim` function
@@ -16,13 +16,17 @@ import { PG_TASK_RESULT, pgClaimFunctionName, pgStoreError } from './schema/pg-f
  * row in the lease cache for the task's complete (context.ts LeasedRow).
  */
 export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
-  const text = `SELECT * FROM ${pgClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+  const text = claimText(c.t);
   return retryOnConflict(c.d, async () => {
     const batch = randomUUID();
     const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...pgClaimQueueArgs(c)]).catch(pgStoreError);
     return fromRows(c, rows, req, batch);
   });
 }
+
+const claimText = perTables(
+  (t) => `SELECT * FROM ${pgClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
+);
 
 /**
  * The claim arguments the PostgreSQL claim functions share after the queue name (claim,

@@ -22,6 +22,22 @@ export const PG_TASK_RESULT: ReadonlyArray<readonly [string, string]> = [
   ['k2', 'bigint'], ['boost_at', 'bigint'], ['boost_priority', 'integer'],
 ];
 
+/**
+ * `build(t)` once per store's TableNames: the statement text of a hot call, built (and hashed by
+ * PgDirect's statement-name map) once instead of on every call.
+ */
+export function perTables(build: (t: TableNames) => string): (t: TableNames) => string {
+  const memo = new WeakMap<TableNames, string>();
+  return (t) => {
+    let s = memo.get(t);
+    if (s === undefined) {
+      s = build(t);
+      memo.set(t, s);
+    }
+    return s;
+  };
+}
+
 /** schema/postgres/1-claim.sql */
 export function pgClaimFunctionName(t: TableNames): string {
   return `${t.prefix}claim`;

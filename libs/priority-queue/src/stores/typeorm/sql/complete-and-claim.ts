@@ -5,7 +5,7 @@ import { claimSubmissions } from '../claim-submissions';
 import { fromRows, pgClaimArgs, pgClaimQueueArgs } from '../claim-submissions.pg';
 import type { StoreContext } from '../context';
 import { retryOnConflict, type Row } from '../db';
-import { PG_TASK_RESULT, pgCompleteAndClaimFunctionName, pgStoreError } from '../schema/pg-functions';
+import { PG_TASK_RESULT, perTables, pgCompleteAndClaimFunctionName, pgStoreError } from '../schema/pg-functions';
 import { completeAnswers, completeMysqlIn, completeOne, completeWrite, pgCompleteArgs, pgCompleteRows, type Pending, type PgCompleteRow } from './complete-batch';
 import { fencedWriteIn } from './fenced-write';
 
@@ -36,10 +36,13 @@ export async function completeAndClaimSql(c: StoreContext, completes: readonly C
   return { completed: await Promise.all(completeAnswers(c, items, rows).map((a) => answerOf(Promise.resolve(a)))), claim };
 }
 
+const combinedText = perTables(
+  (t) => `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+      AS f(part, kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
+);
+
 async function completeAndClaimPg(c: StoreContext, items: readonly Pending[], req: ClaimRequest): Promise<CompleteAndClaimResult> {
-  const names = PG_TASK_RESULT.map(([n]) => n).join(', ');
-  const text = `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-      AS f(part, kind, wake, tid, ${names})`;
+  const text = combinedText(c.t);
   const cached = items.map((p) => c.leased.match(p.fence));
   const { got, claim } = await retryOnConflict(c.d, async () => {
     const batch = randomUUID();

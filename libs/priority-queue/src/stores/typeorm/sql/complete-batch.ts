@@ -4,7 +4,7 @@ import type { CompletionOutcome } from '../../../core/task-store.port';
 import { q, run, type StoreContext } from '../context';
 import { retryOnConflict, type Exec, type Row } from '../db';
 import { laneKeysOf, num, rowToTask, slotKeys, TASK_COLUMNS } from '../rows';
-import { PG_TASK_RESULT, pgCompleteLeasedFunctionName } from '../schema/pg-functions';
+import { PG_TASK_RESULT, perTables, pgCompleteLeasedFunctionName } from '../schema/pg-functions';
 import type { LeasedRow } from '../context';
 import { TurnBatcher } from '../../shared/turn-batcher';
 import { fencedWrite, whyRejected, type FencedWrite } from './fenced-write';
@@ -17,6 +17,12 @@ export interface Pending {
 }
 
 const MAX_BATCH = 500;
+
+/** sendPgLeased's statement (see there). */
+const completeLeasedText = perTables(
+  (t) => `SELECT f.o_kind, f.id, f.finished_at, f.k2, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
+      FROM ${pgCompleteLeasedFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
+);
 
 /**
  * A kind-2 row of complete_leased as sent by sendPgLeased: the function's row as JSON (numbers
@@ -107,8 +113,7 @@ export class CompleteBatcher {
    */
   private async sendPgLeased(items: readonly Pending[]): Promise<Row[]> {
     const c = this.c;
-    const text = `SELECT f.o_kind, f.id, f.finished_at, f.k2, CASE WHEN f.o_kind = 2 THEN row_to_json(f)::text END AS whole
-      FROM ${pgCompleteLeasedFunctionName(c.t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(o_kind, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`;
+    const text = completeLeasedText(c.t);
     const send = async (batch: readonly Pending[], cached: Array<LeasedRow | undefined>) =>
       (await this.pgCall(text, [c.queue, ...pgCompleteArgs(batch, cached)])).map((r) => ({ kind: Number(r.o_kind), id: String(r.id), finishedAt: r.finished_at, whole: () => wholeRow(r) }));
     const cached = items.map((p) => c.leased.match(p.fence));
