@@ -11,6 +11,8 @@
  * PQ_EXPLAIN=1 also prints, once the drain is done, the plans (auto_explain: ANALYZE, BUFFERS,
  * nested statements) of one claim of 32 and one complete batch on the same world.
  * PQ_PHASE=submit prices the submits instead (pending + claims tasks in chunks of 1,000, per task).
+ * PQ_CONCURRENCY=1 PQ_PURPOSE=ordered drains at batch 1 (the order scenario's worker: no
+ * prefetch, one claim of 1 task and one complete of 1 per task) instead of 16, throughput.
  *
  * `node -r ./test/support/register.js test/bench/profile/pg-claim-statements.ts [pending=1000] [finished=1000000] [claims=2000]`
  */
@@ -88,7 +90,11 @@ async function main(): Promise<void> {
         s0 = serverTicks(postmaster);
         c0 = process.cpuUsage();
         const done = new Countdown(claims, 300_000, 'drain');
-        worker = await target.startWorker({ concurrency: 16, purpose: 'throughput', handler: () => done.tick() });
+        worker = await target.startWorker({
+          concurrency: Number(process.env.PQ_CONCURRENCY ?? 16),
+          purpose: process.env.PQ_PURPOSE ?? 'throughput',
+          handler: () => done.tick(),
+        });
         await done.arm();
       }
       const serverUs = (serverTicks(postmaster) - s0) * 10_000;
