@@ -23,6 +23,15 @@
 -- waits for a claim); a releases row is appended for each task that holds slots, applied by the
 -- next claim under the queue lock. Hash and merge joins off: a nested loop over the calls, each
 -- row by its ctid or the primary key.
+--
+-- Plans: force_generic_plan, as the claim (1-claim.sql): the access paths are fixed (TID scan,
+-- primary key), and PL/pgSQL's default planned the UPDATE again on every call (a custom plan
+-- looked cheaper than the generic one, which cannot know the batch's size): about 7 shared
+-- blocks and a planning of the statement per call. A generic plan is made once per connection,
+-- maybe on a table of a few rows (on 50 rows the generic plan of the UPDATE by ctid was a
+-- sequential scan, then a full scan of the primary key, joined to the calls): sequential scans
+-- off and the id compared as an expression (no index order to merge on), so that the TID scan
+-- is its only access path. The UPDATE by id runs through EXECUTE (planned with its values).
 CREATE OR REPLACE FUNCTION {{prefix}}complete_leased(
   p_queue varchar, p_nows bigint[], p_ids varchar[], p_tids tid[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
   p_results text[], p_errors text[], p_attempts integer[])
@@ -36,6 +45,8 @@ RETURNS TABLE (
   o_next_poll_at bigint, o_poll_errors integer, o_cancel_requested smallint, o_updated_at bigint,
   o_finished_at bigint, o_k2 bigint, o_boost_at bigint, o_boost_priority integer)
 LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
 AS $fn$
@@ -53,24 +64,27 @@ BEGIN
     u AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
         attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
         version = x.version + 1, updated_at = coalesce(i.now, v_now)
-      FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id = i.id AND x.queue = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+      FROM i WHERE i.tid IS NOT NULL AND x.ctid = i.tid AND x.id || '' = i.id AND x.queue = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
       RETURNING x.id, x.finished_at, x.lane_key, x.account_id IS NOT NULL OR x.tenant_id IS NOT NULL OR x.concurrency_key IS NOT NULL AS slots)
     SELECT array_agg(u.id), array_agg(u.finished_at), array_agg(u.lane_key) FILTER (WHERE u.slots) INTO v_ids, v_at, v_lanes FROM u;
   END IF;
   -- the other calls (no ctid, or a ctid that found no row: it moved) by the primary key,
   -- returned whole, their releases appended in the same statement
   IF coalesce(cardinality(v_ids), 0) < cardinality(p_ids) THEN
-    RETURN QUERY
-    WITH i AS (SELECT * FROM unnest(p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts)
+    -- planned on each call with its values (EXECUTE: a custom plan, by the primary key), as this
+    -- rare path was before the function's plans became generic (see Plans above)
+    RETURN QUERY EXECUTE $q$
+    WITH i AS (SELECT * FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11)
         AS i(id, tid, lease_id, version, status, result, error, now, attempt)),
-    u AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, v_now),
+    u AS (UPDATE {{prefix}}tasks x SET status = i.status, result = i.result, error = i.error, finished_at = coalesce(i.now, $2),
         attempts = x.attempts + i.attempt, lease_owner = NULL, lease_id = NULL, lease_until = NULL, next_poll_at = NULL,
-        version = x.version + 1, updated_at = coalesce(i.now, v_now)
-      FROM i WHERE NOT (i.id = ANY (coalesce(v_ids, '{}'))) AND x.id = i.id AND x.queue || '' = p_queue AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
+        version = x.version + 1, updated_at = coalesce(i.now, $2)
+      FROM i WHERE NOT (i.id = ANY ($12)) AND x.id = i.id AND x.queue || '' = $1 AND x.lease_id = i.lease_id AND x.version = i.version AND x.status IN ('SUBMITTING', 'SUBMITTED', 'RUNNING')
       RETURNING x.*),
     r AS (INSERT INTO {{prefix}}releases (queue, lane_key)
-      SELECT p_queue, lane_key FROM u WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
-    SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority FROM u;
+      SELECT $1, lane_key FROM u WHERE account_id IS NOT NULL OR tenant_id IS NOT NULL OR concurrency_key IS NOT NULL)
+    SELECT 2::smallint, u.seq, u.id, u.idempotency_key, u.type, u.payload, u.priority, u.run_at, u.deadline_at, u.created_at, u.status, u.staged, u.lane_key, u.provider_key, u.account_id, u.tenant_id, u.concurrency_key, u.version, u.attempts, u.max_attempts, u.idempotent, u.lease_owner, u.lease_id, u.lease_until, u.result, u.error, u.external_id, u.next_poll_at, u.poll_errors, u.cancel_requested, u.updated_at, u.finished_at, u.k2, u.boost_at, u.boost_priority FROM u
+    $q$ USING p_queue, v_now, p_ids, p_tids, p_leases, p_versions, p_statuses, p_results, p_errors, p_nows, p_attempts, coalesce(v_ids, '{}');
   END IF;
   IF v_lanes IS NOT NULL THEN
     INSERT INTO {{prefix}}releases (queue, lane_key) SELECT p_queue, unnest(v_lanes);
