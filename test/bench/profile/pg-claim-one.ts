@@ -12,7 +12,8 @@
  * `cd /work/wt/bench-before && node -r ./test/support/register.js <this tree>/test/bench/profile/pg-claim-one.ts`
  *
  * `node -r ./test/support/register.js test/bench/profile/pg-claim-one.ts [pending=1000] [rounds=3000] [repeats=3]`
- * (PQ_HISTORY_LIMIT=n: the store's historyLimit; default the store's own)
+ * (PQ_HISTORY_LIMIT=n: the store's historyLimit; default the store's own. PQ_EXPLAIN=1: then the
+ * plans of one more claim + complete, nested statements too: auto_explain, ANALYZE, BUFFERS)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -112,6 +113,17 @@ async function main(): Promise<void> {
           );
         }
       }
+    }
+    if (process.env.PQ_EXPLAIN === '1') {
+      // the pool's one connection: auto_explain on it, its notices printed
+      const pool = (ds.driver as unknown as { master: { connect(): Promise<{ query(s: string): Promise<unknown>; on(e: string, f: (m: { message?: string }) => void): void; release(): void }> } }).master;
+      const client = await pool.connect();
+      for (const s of ["LOAD 'auto_explain'", 'SET auto_explain.log_min_duration = 0', 'SET auto_explain.log_analyze = on', 'SET auto_explain.log_buffers = on', 'SET auto_explain.log_nested_statements = on', 'SET client_min_messages = log']) {
+        await client.query(s);
+      }
+      client.on('notice', (m) => console.log(m.message));
+      client.release();
+      await one();
     }
   } finally {
     await ds.destroy().catch(() => undefined);
