@@ -1,3 +1,6 @@
+-- Above ~400 lines on purpose: one function is one atomic claim (DESIGN §3: boosts, timeouts, rate
+-- tokens, releases, marks, then the lane loop under one queue lock); split, its steps would need
+-- their own locks and round trips. The header below names the core function each step mirrors.
 -- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2, aging, fair): the whole claimSubmissions
 -- of the PostgreSQL store in ONE statement, called as an autocommit SELECT by
 -- claim-submissions.pg.ts (plans cached by PL/pgSQL). Rows out as (kind, wake, ctid, task
