@@ -43,7 +43,7 @@ function count(sql: unknown): void {
   const text = typeof sql === 'string' ? sql : ((sql as { text?: string; sql?: string })?.text ?? (sql as { sql?: string })?.sql ?? '');
   tally.total++;
   if (/pg_notify|^\s*NOTIFY/i.test(text)) tally.notifies++;
-  if (/^\s*(BEGIN|START TRANSACTION)/i.test(text)) tally.begins++;
+  if (/^\s*BEGIN(?! NOT ATOMIC)|START TRANSACTION/i.test(text)) tally.begins++; // MariaDB batches: BEGIN NOT ATOMIC ... START TRANSACTION ... END
   const shape = text
     .replace(/\s+/g, ' ')
     .replace(/"[a-z0-9_]*_(tasks|lanes|limits|resources|history|sweeps|releases|marks|stage[a-z_]*|schema_version)"/gi, '<$1>')

@@ -27,7 +27,7 @@ export function pgPrepared(text: string): ChunkMatch[] {
 /**
  * The chunk of a MySQL / MariaDB completeAndClaim transaction (stores/typeorm/sql/complete-and-claim.ts)
  * to drop at, on a connection (mysql2 sends every statement as its own text query):
- * - 'commit': its COMMIT, once its completes (the batch's UPDATE of tasks: finished_at set, lease cleared) and then its claim
+ * - 'commit': its COMMIT (MariaDB: the compound statement that ends with it), once its completes (the batch's UPDATE of tasks: finished_at set, lease cleared) and then its claim
  *   statements were seen in it: the transaction commits, its reply is lost. A COMMIT before any
  *   claim statement (a complete() alone) starts over.
  * - 'claim': the first claim statement after a complete: the server runs it, then sees the end
@@ -40,13 +40,19 @@ export function mysqlCompleteAndClaim(stage: 'commit' | 'claim'): ChunkMatch[] {
   return [
     (c) => {
       const s = c.toString('latin1');
+      // MariaDB sends a transaction's last writes and its COMMIT as one compound statement
+      // (stores/typeorm/mariadb-batch.ts): one chunk may hold statements and the COMMIT
+      const commits = /^[\s\S]{5}COMMIT$/.test(s) || /;\nCOMMIT;\nEND$/.test(s);
       if (/UPDATE \w*tasks SET status = [\s\S]*finished_at = [\s\S]*lease_owner = NULL, lease_id = NULL/.test(s)) {
-        complete = true;
+        complete = !(commits && stage === 'commit'); // a complete() alone, committed in this chunk: start over
         claim = false;
-      } else if (complete && /EXISTS \(SELECT 1 FROM \w*tasks|FROM \w*lanes|SET status = 'SUBMITTING'/.test(s)) {
+        return false;
+      }
+      if (complete && /EXISTS \(SELECT 1 FROM \w*tasks|FROM \w*lanes|INTO \w*lanes|SET status = 'SUBMITTING'/.test(s)) {
         if (stage === 'claim') return true;
         claim = true;
-      } else if (/^[\s\S]{5}COMMIT$/.test(s)) {
+      }
+      if (commits) {
         if (complete && claim) return true;
         if (stage === 'commit') complete = false;
       }

@@ -4,7 +4,7 @@ import { selectClaims } from './claim-loop';
 import { TaskStatus, type Task } from '../../core/task';
 import type { BoostedTask, ClaimRequest, SubmissionClaim } from '../../core/task-store.port';
 import type { StoreContext } from './context';
-import type { Exec } from './db';
+import { writesLater, type Exec } from './db';
 import { admissionKeys } from './lane-admission';
 import { fairTagOf, laneKeysOf, num, rowToTask } from './rows';
 import { applyDueBoosts } from './sql/apply-boosts';
@@ -13,8 +13,8 @@ import { takeReleases, unparkDueRate } from './sql/apply-releases';
 import { timeOutDueCandidates } from './sql/claim-timeouts';
 import { laneTasks, readyLanes, writeLanes, type LaneState } from './sql/lanes';
 import { markClaimed } from './sql/mark-claimed';
-import { mergeDueStaged } from './sql/merge-staged';
-import { preparationDue } from './sql/preparation-due';
+import { mergeDueStaged, type ClaimState } from './sql/merge-staged';
+import { preparationDue, probeAtBegin, type PreparationDue } from './sql/preparation-due';
 import { nextWakeAt } from './sql/next-wake';
 import { cacheProviders, loadResources, writeResources, type Resource } from './sql/resources';
 
@@ -61,13 +61,18 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
       }
       if (todo.rate) await unparkDueRate(x, c, now);
       const lanes = new Map<string, LaneState>(); // the merge's changed lanes, then the claim's
-      if (todo.staged || boosted.length > 0) await mergeDueStaged(x, c, now, { lanes, resources });
+      const merge: ClaimState = { lanes, resources, laterMark: todo.later?.mark, marksDue: todo.staged && todo.later !== undefined, marked: null };
+      if (todo.staged || boosted.length > 0) await mergeDueStaged(x, c, now, merge);
 
+      // no stored lane was ready at the probe and no step of this claim made one ready: the
+      // first page is this claim's merged lanes alone (sql/preparation-due.ts `ready`)
+      let stored = todo.ready || todo.releases || todo.rate;
       const claimed = await selectClaims(
         {
           async page(size, changed, cache, unwritten) {
             await writeLanes(x, c, changed); // the page must see the parkings of this claim
-            const rows = await readyLanes(x, c, size);
+            const rows = stored ? await readyLanes(x, c, size) : [];
+            stored = true;
             cacheProviders(cache, rows); // MySQL: joined to the page (sql/lanes.ts readyLanes)
             const keys = rows.flatMap((r) => admissionKeys(laneKeysOf(r)));
             for (const l of unwritten) keys.push(...admissionKeys(l.keys));
@@ -83,11 +88,13 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
         lanes,
         resources,
       );
-      await writeLanes(x, c, lanes.values());
-      await writeResources(x, c, resources.values(), true);
+      // the claim's writes: nothing reads their answers, so on MariaDB they go with the COMMIT (db.ts writesLater)
+      const w = writesLater(x);
+      await writeLanes(w, c, lanes.values());
+      await writeResources(w, c, resources.values(), true);
       const leaseUntil = now + req.leaseMs;
-      await markClaimed(x, c, claimed.map((r) => Number(r.seq)), req.owner, batchId, leaseUntil, now);
-      if (c.fair) await advanceVirtualTimes(x, c, claimed.map((r) => ({ priority: num(r.priority), tag: BigInt(fairTagOf(r.k2)) })));
+      await markClaimed(w, c, claimed.map((r) => Number(r.seq)), req.owner, batchId, leaseUntil, now, merge.unstage);
+      if (c.fair) await advanceVirtualTimes(w, c, claimed.map((r) => ({ priority: num(r.priority), tag: BigInt(fairTagOf(r.k2)) })));
       const tasks: Task[] = claimed.map((r) => ({
         ...rowToTask(r, c.fair),
         status: TaskStatus.SUBMITTING,
@@ -97,12 +104,30 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
         version: Number(r.version) + 1,
         updatedAt: now,
       }));
-      const wake = claimed.length < req.limit ? await nextWakeAt(x, c) : null;
+      const wake = claimed.length < req.limit ? await claimWakeAt(x, c, todo, merge, boosted.length > 0) : null;
       timedOut.sort((a, b) => compareOrder(a, b, c.aging));
       const out: SubmissionClaim = { claimed: tasks, timedOut, nextWakeAt: wake };
       if (boosted.length > 0) out.boosted = boosted;
       return out;
     },
-    { queueLock: true },
+    { queueLock: true, begin: probeAtBegin(c, first !== undefined) },
   );
+}
+
+/**
+ * Claim step 7 (the batch not full): the earliest future time a claim could succeed without any
+ * other change (sql/next-wake.ts). MySQL, without a round trip: the probe's earliest later mark
+ * and rate token (they stand until the COMMIT: only claims spend marks and write lanes, under
+ * the queue lock), the mark this claim's merge wrote (or found covered) and the rate tokens of
+ * the lanes it parked (every lane it holds is in `lanes`). Work committed meanwhile by others
+ * wakes the workers itself (in-process wake-ups, the change watcher), as it did when this was
+ * read at the end of the claim. Read otherwise: PostgreSQL / SQLite, a merge that read nothing,
+ * boosts fired (a raised task not due yet is marked again, sql/apply-boosts.ts).
+ */
+async function claimWakeAt(x: Exec, c: StoreContext, todo: PreparationDue, merge: ClaimState, boosted: boolean): Promise<number | null> {
+  if (!todo.later || merge.marked === undefined || boosted) return nextWakeAt(x, c);
+  const times = [todo.later.mark, todo.later.parked, merge.marked];
+  for (const l of merge.lanes.values()) times.push(l.parkedUntil);
+  const due = times.filter((v): v is number => v !== null && v !== undefined);
+  return due.length ? Math.min(...due) : null;
 }

@@ -1,5 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { Dialect } from './dialects/dialect';
+import { ER_PARSE_ERROR, errnoOf, runBatch, type BatchPart } from './mariadb-batch';
 
 export type Row = Record<string, unknown>;
 
@@ -29,6 +30,32 @@ export interface Exec {
   insertId(sql: string, params?: readonly unknown[]): Promise<number | null>;
   /** The server clock read by the statement that took the queue lock (MySQL row lock), if any. */
   lockNow?: number;
+  /** The rows of TxOptions.begin, read as the transaction began. */
+  begun?: Row[];
+  /**
+   * MariaDB (compound statements, mariadb-batch.ts): queues a write whose answer nobody reads;
+   * it reaches the server with the transaction's next statement or its COMMIT, in the same
+   * round trip. Undefined elsewhere (write at once).
+   */
+  later?(sql: string, params?: readonly unknown[]): void;
+}
+
+/**
+ * `x` whose run() is queued by later() where the server takes batches (MariaDB; the row count
+ * it answers is then 0): for a transaction's last writes, whose counts nobody reads, so that
+ * they go with its COMMIT (or its next read) in one round trip. Elsewhere `x` itself.
+ */
+export function writesLater(x: Exec): Exec {
+  const later = x.later;
+  if (!later) return x;
+  return {
+    rows: (sql, params) => x.rows(sql, params),
+    insertId: (sql, params) => x.insertId(sql, params),
+    run: (sql, params) => (later(sql, params), Promise.resolve(0)),
+    later,
+    lockNow: x.lockNow,
+    begun: x.begun,
+  };
 }
 
 /**
@@ -49,10 +76,16 @@ export interface TxOptions {
    */
   queueLock?: boolean;
   /**
-   * MySQL: READ COMMITTED for this transaction (default true; one more round trip). Single-row
-   * writes by a unique key (fenced writes) lock the same row under the default level.
+   * MySQL: READ COMMITTED for this transaction (default true; one more round trip, none on
+   * MariaDB). Single-row writes by a unique key (fenced writes) lock the same row under the
+   * default level.
    */
   readCommitted?: boolean;
+  /**
+   * A read to run first in the transaction (its rows in Exec.begun): on MariaDB in the same
+   * round trip as START TRANSACTION (after the queue lock, when there is one).
+   */
+  begin?: { text: string; params: readonly unknown[] };
 }
 
 interface QueryResultLike {
@@ -92,6 +125,12 @@ const SQLITE_MUTEXES = new WeakMap<DataSource, Mutex>();
 export class Db {
   /** SQLite: ONE mutex per DataSource, shared by every store (queue) on it: it has one connection. */
   private readonly mutex: Mutex;
+  /**
+   * MariaDB (TypeORM type `mariadb`): statements go in compound-statement batches
+   * (mariadb-batch.ts): a transaction's start with its queue lock, its last writes with its
+   * COMMIT. Turned off for good if the server cannot parse one (a MySQL server behind type `mariadb`).
+   */
+  private batches: boolean;
 
   constructor(
     readonly dataSource: DataSource,
@@ -105,6 +144,12 @@ export class Db {
     let m = SQLITE_MUTEXES.get(dataSource);
     if (!m) SQLITE_MUTEXES.set(dataSource, (m = new Mutex()));
     this.mutex = m;
+    this.batches = dialect.kind === 'mysql' && (dataSource.options as { type?: unknown }).type === 'mariadb';
+  }
+
+  /** Whether this Db sends MariaDB compound-statement batches (see `batches`). */
+  get batching(): boolean {
+    return this.batches;
   }
 
   /** One statement outside a transaction (autocommit). */
@@ -154,11 +199,38 @@ export class Db {
         if (Number(r[0]?.l) !== 1) throw new Error(`could not take the queue lock ${this.lockName}`);
         locked = true;
       }
-      if (kind === 'mysql' && opts.readCommitted !== false) await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await qr.query(kind === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN');
-      open = true;
-      if (kind === 'mysql' && opts.queueLock && this.rowLock) {
-        const [r] = await x.rows<{ now: unknown }>(this.rowLock.sql, this.rowLock.params);
+      const readCommitted = kind === 'mysql' && opts.readCommitted !== false;
+      const rowLock = kind === 'mysql' && opts.queueLock ? this.rowLock : null;
+      let lockRows: Row[] | undefined;
+      const begin = kind === 'mysql' ? opts.begin : undefined;
+      if (this.batches && (readCommitted || rowLock || begin)) {
+        // MariaDB: isolation level, START TRANSACTION and the queue lock with the clock: ONE round trip
+        const parts: BatchPart[] = [];
+        if (readCommitted) parts.push({ sql: 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED' });
+        parts.push({ sql: 'START TRANSACTION' });
+        if (rowLock) parts.push({ sql: rowLock.sql, params: rowLock.params });
+        if (begin) parts.push({ sql: begin.text, params: begin.params });
+        try {
+          open = true; // from START TRANSACTION on, a failure rolls back
+          const sets = await runBatch(qr, parts);
+          lockRows = rowLock ? sets[0] : undefined;
+          if (begin) x.begun = sets[rowLock ? 1 : 0] ?? [];
+        } catch (e) {
+          if (errnoOf(e) !== ER_PARSE_ERROR) throw e;
+          this.batches = false; // not MariaDB after all: nothing ran; statement by statement from now on
+          x.later = undefined;
+          open = false;
+        }
+      }
+      if (!this.batches || !(readCommitted || rowLock || begin)) {
+        if (readCommitted) await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await qr.query(kind === 'sqlite' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+        open = true;
+        if (rowLock) lockRows = await x.rows(rowLock.sql, rowLock.params);
+        if (begin) x.begun = await x.rows(begin.text, begin.params);
+      }
+      if (rowLock) {
+        const r = lockRows?.[0];
         if (!r) throw new Error('the queue row is missing: call init() first');
         x.lockNow = Number(r.now);
       }
@@ -166,7 +238,7 @@ export class Db {
         await x.rows('SELECT pg_advisory_xact_lock(?, ?)', [this.lockKeys[0], this.lockKeys[1]]);
       }
       const out = await fn(x, qr);
-      await qr.query('COMMIT');
+      await x.commit();
       open = false;
       return out;
     } catch (e) {
@@ -178,22 +250,61 @@ export class Db {
     }
   }
 
-  private exec(qr: QueryRunner): Exec {
+  /**
+   * MariaDB: ONE round trip for a whole short transaction whose statements need no answer
+   * before its COMMIT (a small create): START TRANSACTION, `parts`, COMMIT as one compound
+   * statement (mariadb-batch.ts); rolled back if one fails. Returns the parts' result sets, or
+   * null when this Db does not batch (then run it as a tx()). Retried on deadlocks like tx().
+   */
+  async oneShot(parts: readonly BatchPart[]): Promise<Row[][] | null> {
+    if (!this.batches) return null;
+    return retryOnConflict(this.dialect, async () => {
+      const qr = this.dataSource.createQueryRunner();
+      try {
+        return await runBatch(qr, [{ sql: 'START TRANSACTION' }, ...parts, { sql: 'COMMIT' }]);
+      } catch (e) {
+        await qr.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        await qr.release();
+      }
+    });
+  }
+
+  private exec(qr: QueryRunner): Exec & { commit(): Promise<void> } {
     const d = this.dialect;
-    return {
+    /** MariaDB: writes queued by later(), sent with the next statement or the COMMIT. */
+    const pending: BatchPart[] = [];
+    const flush = async () => {
+      if (pending.length > 0) await runBatch(qr, pending.splice(0));
+    };
+    const x: Exec & { commit(): Promise<void> } = {
       async rows<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+        if (pending.length > 0) {
+          // the queued writes and this read in one round trip: the read's rows are the last result set
+          const sets = await runBatch(qr, [...pending.splice(0), { sql: d.placeholders(sql), params }]);
+          return (sets[sets.length - 1] ?? []) as T[];
+        }
         const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
         return (r.records ?? []) as T[];
       },
       async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+        await flush();
         const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
         return r.affected ?? (Array.isArray(r.records) ? r.records.length : 0);
       },
       async insertId(sql: string, params: readonly unknown[] = []): Promise<number | null> {
+        await flush();
         const r = (await qr.query(d.placeholders(sql), params as unknown[], true)) as QueryResultLike;
         const id = Number(r.raw?.insertId);
         return Number.isSafeInteger(id) && id > 0 ? id : null;
       },
+      async commit(): Promise<void> {
+        if (pending.length > 0) await runBatch(qr, [...pending.splice(0), { sql: 'COMMIT' }]);
+        else await qr.query('COMMIT');
+      },
     };
+    if (this.batches) x.later = (sql, params = []) => void pending.push({ sql: d.placeholders(sql), params });
+    return x;
   }
 }

@@ -62,7 +62,7 @@ import { cancelTask } from './sql/cancel-task';
 import { changePriority } from './sql/change-priority';
 import { claimPolls } from './sql/claim-polls';
 import { fencedWrite } from './sql/fenced-write';
-import { createsWithServerClock, insertTasks } from './sql/insert-tasks';
+import { createdOneShot, createsWithServerClock, insertTasks, oneShotCreate } from './sql/insert-tasks';
 import { insertTasksPg } from './sql/insert-tasks.pg';
 import { notifyArgs, readLimits, setLimits, setTenantWeight } from './sql/limits';
 import { purge } from './sql/purge';
@@ -169,7 +169,11 @@ export class TypeOrmTaskStore implements TaskStore {
     const h = createHash('sha1').update(`${prefix}\u0000${queue}`).digest();
     const rowLock =
       dialect.kind === 'mysql'
-        ? { sql: `SELECT CAST(ROUND(UNIX_TIMESTAMP(SYSDATE(3)) * 1000) AS SIGNED) AS now FROM ${this.tables.queues} WHERE queue = ? FOR UPDATE`, params: [queue] }
+        ? {
+            // MariaDB: the clock also goes into @pq_now, for the claim's probe sent in the same round trip (sql/preparation-due.ts probeAtBegin)
+            sql: `SELECT ${(options.dataSource.options as { type?: unknown }).type === 'mariadb' ? '@pq_now := ' : ''}CAST(ROUND(UNIX_TIMESTAMP(SYSDATE(3)) * 1000) AS SIGNED) AS now FROM ${this.tables.queues} WHERE queue = ? FOR UPDATE`,
+            params: [queue],
+          }
         : null;
     const db = new Db(options.dataSource, dialect, `pq:${h.toString('hex').slice(0, 40)}`, [h.readInt32BE(0), h.readInt32BE(4)], rowLock);
     const s = createHash('sha1').update(`${prefix}\u0000schema`).digest();
@@ -267,8 +271,17 @@ export class TypeOrmTaskStore implements TaskStore {
         return { task: { ...newTaskRecord(t, now, seq, p === null ? null : JSON.parse(p)), fairTag }, created: true };
       });
     }
+    const oneShot = c.db.batching && createsWithServerClock(c, tasks) && tasks.every((t) => t.idempotencyKey === null);
     for (let attempt = 1; ; attempt++) {
       try {
+        // MariaDB, a small create without idempotency keys: ONE round trip (sql/insert-tasks.ts oneShotCreate)
+        const sets = oneShot ? await c.db.oneShot(oneShotCreate(c, tasks).map((s) => ({ sql: s.text, params: s.params }))) : null;
+        if (sets) {
+          const { now, rows } = createdOneShot(sets[0]);
+          const out = tasks.map((t): CreateResult => ({ task: clone({ ...newTaskRecord(t, now, rows.get(t.id)!.seq), fairTag: null }), created: true }));
+          if (tasks.some((t) => t.delayMs <= 0)) this.wakes.notify();
+          return out;
+        }
         const out = await c.db.tx(async (x) => {
           // MariaDB: the INSERT may take the clock itself (sql/insert-tasks.ts createsWithServerClock)
           let now: number | null = createsWithServerClock(c, tasks) ? null : await c.now(x);

@@ -80,23 +80,8 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number | null, 
   const seqs = new Map<string, number>();
   // the time: a number, or the server clock of the statement (one value per statement: NOW(3))
   const clock = now === null ? raw(c.d.nowMs) : null;
-  const at = (offset: number): unknown => (clock ? sql`${clock} + ${offset}` : now! + offset);
   for (const part of chunks(tasks, rowsPerStatement(c))) {
-    const values: Sql[] = part.map((n) => {
-      const fairTag = tagOf.get(n);
-      // with the server clock the order key holds no time (createsWithServerClock)
-      const { k1, k2 } = orderColumns({ priority: n.priority, runAt: (now ?? 0) + n.delayMs, fairTag }, c.aging, c.fair);
-      const boostAt = n.boost != null && n.timeoutMs !== null && now !== null ? boostAtOf(now + n.timeoutMs, n.boost.beforeDeadlineMs) : null;
-      const values = [
-        n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), at(n.delayMs),
-        n.timeoutMs === null ? null : at(n.timeoutMs), at(0), 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
-        n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
-        null, null, null, null, 0, 0, at(0), null, c.historyLimit,
-        boostAt, boostAt === null ? null : n.boost!.priority, boostAt,
-      ];
-      return sql`(${list(values)})`;
-    });
-    const insert = sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
+    const insert = insertSql(c, part, now, clock, tagOf);
     if (c.d.returning || clock) {
       const got = await q<{ id: string; seq: unknown; created_at: unknown }>(x, sql`${insert} RETURNING id, seq, created_at`);
       for (const r of got) seqs.set(String(r.id), Number(r.seq));
@@ -115,4 +100,48 @@ export async function insertTasks(x: Exec, c: StoreContext, now: number | null, 
   }
   for (const t of tasks) out.set(t.id, { seq: seqs.get(t.id)!, fairTag: tagOf.get(t) ?? null });
   return { now, rows: out };
+}
+
+/** The INSERT of `part`: times from `now`, or from the SQL clock fragment `clock` (createsWithServerClock). */
+function insertSql(c: StoreContext, part: readonly NewTask[], now: number | null, clock: ReturnType<typeof raw> | null, tagOf: ReadonlyMap<NewTask, string>): Sql {
+  const at = (offset: number): unknown => (clock ? sql`${clock} + ${offset}` : now! + offset);
+  const values: Sql[] = part.map((n) => {
+    const fairTag = tagOf.get(n);
+    // with the server clock the order key holds no time (createsWithServerClock)
+    const { k1, k2 } = orderColumns({ priority: n.priority, runAt: (now ?? 0) + n.delayMs, fairTag }, c.aging, c.fair);
+    const boostAt = n.boost != null && n.timeoutMs !== null && now !== null ? boostAtOf(now + n.timeoutMs, n.boost.beforeDeadlineMs) : null;
+    const values = [
+      n.id, c.queue, n.idempotencyKey, n.type, toJson(n.payload), n.priority, c.big(k1), c.big(k2), at(n.delayMs),
+      n.timeoutMs === null ? null : at(n.timeoutMs), at(0), 'PENDING_SUBMIT', 1, laneId(n), n.providerKey,
+      n.accountId, n.tenantId, n.concurrencyKey, 1, 0, n.maxAttempts, n.idempotent ? 1 : 0, null, null, null,
+      null, null, null, null, 0, 0, at(0), null, c.historyLimit,
+      boostAt, boostAt === null ? null : n.boost!.priority, boostAt,
+    ];
+    return sql`(${list(values)})`;
+  });
+  return sql`INSERT INTO ${raw(c.t.tasks)} (${raw(COLUMNS.join(', '))}) VALUES ${join(values, ', ')}`;
+}
+
+/**
+ * MariaDB: a small create without idempotency keys (createsWithServerClock) as ONE round trip
+ * (db.ts oneShot: START TRANSACTION, these, COMMIT in one compound statement): the server
+ * clock read once into a session variable, the INSERT taking its times from it and returning
+ * each row's seq, and the batch's stage mark at its earliest run_at (sql/stage-marks.ts), in
+ * the same transaction as before (was BEGIN, INSERT, mark, COMMIT: four round trips).
+ * The INSERT's answer (the first result set) is read by createdOneShot.
+ */
+export function oneShotCreate(c: StoreContext, tasks: readonly NewTask[]): Sql[] {
+  const clock = raw('@pq_now');
+  return [
+    sql`SET @pq_now = ${raw(c.d.nowMs)}`,
+    sql`${insertSql(c, tasks, null, clock, new Map())} RETURNING id, seq, created_at`,
+    sql`INSERT INTO ${raw(c.t.stageMarks)} (queue, run_at) VALUES (${c.queue}, @pq_now + ${Math.min(...tasks.map((t) => t.delayMs))})`,
+  ];
+}
+
+/** The seqs and the time of a oneShotCreate from its INSERT's rows. */
+export function createdOneShot(rows: ReadonlyArray<Record<string, unknown>>): { now: number; rows: Map<string, Inserted> } {
+  const out = new Map<string, Inserted>();
+  for (const r of rows) out.set(String(r.id), { seq: Number(r.seq), fairTag: null });
+  return { now: Number(rows[0].created_at), rows: out };
 }
