@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ManualClock, type NewTask } from '../../libs/priority-queue/src/core';
+import { fenceOf, ManualClock, TaskStatus, type NewTask } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { plainTask } from '../support/new-task';
 import { openDatabase, type DialectName, type OpenDatabase } from './typeorm-dialects';
@@ -87,6 +87,19 @@ describe.each(DIALECTS)('TypeORM %s claim: staged tasks across delays', (name) =
       expect(await claim(store)).toEqual({ ids: [late.task.id], wake: T0 + 3000 });
       clock.advance(2000);
       expect(await claim(store)).toEqual({ ids: [latest.task.id], wake: null });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a task merged into a lane that already holds tasks is read with them by the same claim', async () => {
+    const { store } = await open();
+    try {
+      const old = (await store.create([task(), task(), task()])).map((m) => m.task.id);
+      expect((await claim(store, 1)).ids).toEqual([old[0]]); // the lane keeps a head: two tasks merged
+      const [hi] = await store.create([task({ priority: 5 })]);
+      expect((await claim(store, 1)).ids).toEqual([hi.task.id]);
+      expect((await claim(store, 5)).ids).toEqual([old[1], old[2]]);
     } finally {
       await store.close();
     }
@@ -220,6 +233,48 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
       expect(Number(open.n)).toBe(0);
     } finally {
       db.dataSource.createQueryRunner = create;
+      await store.close();
+    }
+  });
+
+  it('on the server clock, completeAndClaim\'s claim sees the slot its complete frees (its probe runs after the completes)', async () => {
+    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue: 'freed' });
+    await store.init();
+    try {
+      await store.setLimits({ kind: 'provider', providerKey: 'one', accountConcurrency: 1 });
+      const [a, b] = await store.create([
+        plainTask({ id: '00000000-0000-4000-8000-000000000201', payload: null, providerKey: 'one', accountId: 'acc', priority: 1 }),
+        plainTask({ id: '00000000-0000-4000-8000-000000000202', payload: null, providerKey: 'one', accountId: 'acc' }),
+      ]);
+      const first = await store.claimSubmissions({ owner: 'w', limit: 2, leaseMs: 60_000 });
+      expect(first.claimed.map((t) => t.id)).toEqual([a.task.id]); // b waits for the account's one slot
+      const r = await store.completeAndClaim([{ fence: fenceOf(first.claimed[0]), outcome: { status: TaskStatus.SUCCEEDED } }], { owner: 'w', limit: 2, leaseMs: 60_000 });
+      expect(r.completed.map((x) => x.task?.status)).toEqual([TaskStatus.SUCCEEDED]);
+      expect(r.claim.claimed.map((t) => t.id)).toEqual([b.task.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a claim that waited for the queue lock sees a task committed while it waited (its probe, batched with the lock, runs after the wait)', async () => {
+    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue: 'held' });
+    await store.init();
+    const holder = db.dataSource.createQueryRunner();
+    try {
+      await holder.query('START TRANSACTION');
+      await holder.query("SELECT queue FROM stc_queues WHERE queue = 'held' FOR UPDATE");
+      const claiming = store.claimSubmissions({ owner: 'w', limit: 4, leaseMs: 60_000 });
+      // wait until the claim's transaction waits for the queue row's lock
+      for (let i = 0; i < 500; i++) {
+        const [w] = (await db.dataSource.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_LOCK_WAITS')) as Array<{ n: unknown }>;
+        if (Number(w.n) > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const [made] = await store.create([plainTask({ id: '00000000-0000-4000-8000-000000000301', payload: null })]);
+      await holder.query('COMMIT');
+      expect((await claiming).claimed.map((t) => t.id)).toEqual([made.task.id]);
+    } finally {
+      await holder.release();
       await store.close();
     }
   });
