@@ -47,6 +47,8 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
       const batchId = randomUUID();
       const now = await c.now(x);
       const todo = await preparationDue(x, c, now);
+      // MariaDB: nothing to do, and the round trip that began the transaction committed it (probeAtBegin)
+      if (x.ended) return { claimed: [], timedOut: [], nextWakeAt: laterOf(todo) };
       const boosted: BoostedTask[] = todo.boosts && c.d.policies.boost ? await applyDueBoosts(x, c, now) : [];
       const timedOut = todo.timeouts ? (await timeOutDueCandidates(x, c, now)).map((r) => rowToTask(r, c.fair)) : [];
       const resources = new Map<string, Resource>();
@@ -110,7 +112,7 @@ export async function claimSubmissions(c: StoreContext, req: ClaimRequest, first
       if (boosted.length > 0) out.boosted = boosted;
       return out;
     },
-    { queueLock: true, begin: probeAtBegin(c, first !== undefined) },
+    { queueLock: true, ...probeAtBegin(c, first !== undefined) },
   );
 }
 
@@ -130,4 +132,10 @@ async function claimWakeAt(x: Exec, c: StoreContext, todo: PreparationDue, merge
   for (const l of merge.lanes.values()) times.push(l.parkedUntil);
   const due = times.filter((v): v is number => v !== null && v !== undefined);
   return due.length ? Math.min(...due) : null;
+}
+
+/** The probe's earliest later mark or rate token (MySQL), null when none. */
+function laterOf(todo: PreparationDue): number | null {
+  const times = [todo.later?.mark ?? null, todo.later?.parked ?? null].filter((v): v is number => v !== null);
+  return times.length ? Math.min(...times) : null;
 }

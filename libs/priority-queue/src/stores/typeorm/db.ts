@@ -33,6 +33,11 @@ export interface Exec {
   /** The rows of TxOptions.begin, read as the transaction began. */
   begun?: Row[];
   /**
+   * MariaDB: TxOptions.endIf found its condition true and committed the transaction in the
+   * round trip that began it: send nothing more (the Db sends no COMMIT).
+   */
+  ended?: boolean;
+  /**
    * MariaDB (compound statements, mariadb-batch.ts): queues a write whose answer nobody reads;
    * it reaches the server with the transaction's next statement or its COMMIT, in the same
    * round trip. Undefined elsewhere (write at once).
@@ -86,6 +91,12 @@ export interface TxOptions {
    * round trip as START TRANSACTION (after the queue lock, when there is one).
    */
   begin?: { text: string; params: readonly unknown[] };
+  /**
+   * MariaDB batches only: a condition checked right after `begin`, in the same round trip; when
+   * it holds, the transaction commits there and then (Exec.ended): for a claim that has nothing
+   * to do, one round trip in all. Ignored where statements go one by one.
+   */
+  endIf?: { text: string; params: readonly unknown[] };
 }
 
 interface QueryResultLike {
@@ -210,11 +221,17 @@ export class Db {
         parts.push({ sql: 'START TRANSACTION' });
         if (rowLock) parts.push({ sql: rowLock.sql, params: rowLock.params });
         if (begin) parts.push({ sql: begin.text, params: begin.params });
+        const endIf = begin ? opts.endIf : undefined;
+        if (endIf) {
+          parts.push({ sql: `IF ${endIf.text} THEN COMMIT; END IF`, params: endIf.params });
+          parts.push({ sql: 'SELECT @@in_transaction AS pq_open' });
+        }
         try {
           open = true; // from START TRANSACTION on, a failure rolls back
           const sets = await runBatch(qr, parts);
           lockRows = rowLock ? sets[0] : undefined;
           if (begin) x.begun = sets[rowLock ? 1 : 0] ?? [];
+          if (endIf) x.ended = Number(sets[sets.length - 1]?.[0]?.pq_open) === 0;
         } catch (e) {
           if (errnoOf(e) !== ER_PARSE_ERROR) throw e;
           this.batches = false; // not MariaDB after all: nothing ran; statement by statement from now on
@@ -238,7 +255,7 @@ export class Db {
         await x.rows('SELECT pg_advisory_xact_lock(?, ?)', [this.lockKeys[0], this.lockKeys[1]]);
       }
       const out = await fn(x, qr);
-      await x.commit();
+      if (!x.ended) await x.commit();
       open = false;
       return out;
     } catch (e) {
