@@ -286,4 +286,21 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
       await store.close();
     }
   });
+
+  it('on the server clock, claims take what earlier claims left in ready lanes and what is due in between, then find nothing in one round trip', async () => {
+    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue: 'left' });
+    await store.init();
+    try {
+      const ids = (await store.create(Array.from({ length: 5 }, (_, i) => plainTask({ id: `00000000-0000-4000-8000-00000000040${i}`, payload: null, providerKey: `p${i % 2}` })))).map((m) => m.task.id);
+      const got: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 60_000 });
+        got.push(...r.claimed.map((t) => t.id));
+      }
+      expect(got.sort()).toEqual([...ids].sort());
+      expect((await store.claimSubmissions({ owner: 'w', limit: 1, leaseMs: 60_000 })).claimed).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
 });
