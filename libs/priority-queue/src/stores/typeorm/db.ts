@@ -43,6 +43,11 @@ export interface Exec {
    * round trip. Undefined elsewhere (write at once).
    */
   later?(sql: string, params?: readonly unknown[]): void;
+  /**
+   * MariaDB (batches): the queued writes and these reads in one round trip; the reads' result
+   * sets, in order. Undefined elsewhere.
+   */
+  reads?(parts: ReadonlyArray<{ text: string; params: readonly unknown[] }>): Promise<Row[][]>;
 }
 
 /**
@@ -58,6 +63,7 @@ export function writesLater(x: Exec): Exec {
     insertId: (sql, params) => x.insertId(sql, params),
     run: (sql, params) => (later(sql, params), Promise.resolve(0)),
     later,
+    reads: x.reads,
     lockNow: x.lockNow,
     begun: x.begun,
   };
@@ -236,6 +242,7 @@ export class Db {
           if (errnoOf(e) !== ER_PARSE_ERROR) throw e;
           this.batches = false; // not MariaDB after all: nothing ran; statement by statement from now on
           x.later = undefined;
+          x.reads = undefined;
           open = false;
         }
       }
@@ -321,7 +328,14 @@ export class Db {
         else await qr.query('COMMIT');
       },
     };
-    if (this.batches) x.later = (sql, params = []) => void pending.push({ sql: d.placeholders(sql), params });
+    if (this.batches) {
+      x.later = (sql, params = []) => void pending.push({ sql: d.placeholders(sql), params });
+      x.reads = async (parts) => {
+        const n = parts.length;
+        const sets = await runBatch(qr, [...pending.splice(0), ...parts.map((p) => ({ sql: d.placeholders(p.text), params: p.params }))]);
+        return sets.slice(sets.length - n);
+      };
+    }
     return x;
   }
 }

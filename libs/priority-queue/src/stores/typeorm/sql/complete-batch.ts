@@ -101,7 +101,12 @@ export class CompleteBatcher {
     // reads, end it: on MariaDB two round trips (db.ts begin, writesLater), was four
     const rows = await (this.c.d.kind === 'postgres'
       ? this.sendPgLeased(items)
-      : this.c.db.tx((x) => completeMysqlIn(writesLater(x), this.c, items), { readCommitted: false, begin: completeReadSql(this.c, items) }));
+      : this.c.db.tx((x) => completeMysqlIn(writesLater(x), this.c, items), {
+          // MariaDB: READ COMMITTED costs no round trip there (db.ts), and its locking read then
+          // keeps no lock on a row it reads but does not match (a small table is scanned whole)
+          readCommitted: this.c.db.batching,
+          begin: completeReadSql(this.c, items),
+        }));
     return completeAnswers(this.c, items, rows);
   }
 

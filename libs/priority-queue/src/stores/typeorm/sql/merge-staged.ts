@@ -83,11 +83,11 @@ const JOINED_LANE = ['lane_key', 'h_priority', 'h2', 'h_run_at', 'h_created_at',
  * a claim: the locking read also brings each row's lane (`lanes`, absent when the lane has no
  * row yet) and its provider's resource (into the claim's cache), LEFT JOINed: one round trip
  * instead of three. FOR UPDATE then also locks those lane and resource rows: only queue-lock
- * holders write them, and the claim holds the queue lock, so nobody waits on them. The same
- * statement reads `nextStaged`, the earliest run_at of a staged task not due (a plain read of
- * the staged index past `now`, so it skips the index entries of merged tasks, all of them at or
- * before `now`; a task committed after it has the mark it was committed with, not spent by this
- * claim). MySQL leaves `staged = 0` to merge().
+ * holders write them, and the claim holds the queue lock, so nobody waits on them. With it
+ * (MariaDB: in the same round trip, after the spent marks' DELETE) a plain read of `nextStaged`,
+ * the earliest run_at of a staged task not due (the staged index past `now`, so it skips the
+ * index entries of merged tasks, all of them at or before `now`; a task committed after it has
+ * the mark it was committed with, not spent by this claim). MySQL leaves `staged = 0` to merge().
  */
 async function takeDueStaged(
   x: Exec,
@@ -99,19 +99,24 @@ async function takeDueStaged(
   if (c.d.returning) return { rows: await updateReturning(x, c, { where, set: sql`staged = 0` }), lanes: null };
   // MySQL: the whole rows in the locking read, then the UPDATE (updateReturning would read them again after it)
   const T = raw(c.t.tasks);
-  const rows = claim
-    ? await q(
-        x,
-        sql`SELECT ${raw(TASK_COLUMNS.split(', ').map((k) => `t.${k}`).join(', '))}, ${raw(JOINED_LANE.map((k) => `l.${k} AS ln_${k}`).join(', '))},
-            1 AS pr_joined, ${raw(PROVIDER_COLUMNS)},
-            (SELECT MIN(s.run_at) FROM ${T} s WHERE s.status = 'PENDING_SUBMIT' AND s.staged = 1 AND s.queue = ${c.queue} AND s.run_at > ${now}) AS pq_next_staged
+  if (!claim) return { rows: await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} FOR UPDATE`), lanes: null };
+  const read = sql`SELECT ${raw(TASK_COLUMNS.split(', ').map((k) => `t.${k}`).join(', '))}, ${raw(JOINED_LANE.map((k) => `l.${k} AS ln_${k}`).join(', '))},
+            1 AS pr_joined, ${raw(PROVIDER_COLUMNS)}
           FROM ${T} t
           LEFT JOIN ${raw(c.t.lanes)} l ON l.queue = t.queue AND l.lane_key = t.lane_key
           LEFT JOIN ${raw(c.t.resources)} pr ON pr.queue = t.queue AND pr.rkey = CONCAT('p:', t.provider_key)
-          WHERE t.queue = ${c.queue} AND t.status = 'PENDING_SUBMIT' AND t.staged = 1 AND t.run_at <= ${now} FOR UPDATE`,
-      )
-    : await q(x, sql`SELECT ${raw(TASK_COLUMNS)} FROM ${T} WHERE queue = ${c.queue} AND ${where} FOR UPDATE`);
-  if (rows.length === 0 || !claim) return { rows, lanes: null };
+          WHERE t.queue = ${c.queue} AND t.status = 'PENDING_SUBMIT' AND t.staged = 1 AND t.run_at <= ${now} FOR UPDATE`;
+  // a plain read of its own: inside the locking read it would take shared locks on the index
+  // records it passes (a finishing task's among them), and deadlock with that task's complete
+  const next = sql`SELECT MIN(run_at) AS pq_next_staged FROM ${T} WHERE status = 'PENDING_SUBMIT' AND staged = 1 AND queue = ${c.queue} AND run_at > ${now}`;
+  let rows: Row[];
+  let nextRows: Row[];
+  if (x.reads) [nextRows, rows] = await x.reads([next, read]);
+  else {
+    rows = await q(x, read);
+    nextRows = rows.length > 0 ? await q(x, next) : [];
+  }
+  if (rows.length === 0) return { rows, lanes: null };
   cacheProviders(claim.resources, rows);
   const lanes = new Map<string, LaneState>();
   for (const r of rows) {
@@ -120,7 +125,7 @@ async function takeDueStaged(
     for (const k of JOINED_LANE) if (k !== 'lane_key') lane[k] = r[`ln_${k}`];
     lanes.set(String(r.lane_key), laneFromRow(lane, c.fair));
   }
-  return { rows, lanes, nextStaged: numOrNull(rows[0].pq_next_staged) };
+  return { rows, lanes, nextStaged: numOrNull(nextRows[0]?.pq_next_staged) };
 }
 
 /**

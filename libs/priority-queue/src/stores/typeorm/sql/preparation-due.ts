@@ -53,31 +53,19 @@ export async function preparationDue(x: Exec, c: StoreContext, now: number): Pro
  * `now`, and the probe, a statement of its own, reads what committed before the lock was
  * granted. Not with an injected clock (its `now` is not the server's), nor when the claim's
  * transaction writes before it (completeAndClaim's completes: the probe must see their
- * releases). With it, `endIf` (nothingToDoSql). Empty: probe after the lock, as a statement of
- * its own.
+ * releases). Empty: probe after the lock, as a statement of its own.
  */
 export function probeAtBegin(c: StoreContext, writesFirst: boolean): { begin?: Sql; endIf?: Sql } {
   if (c.d.kind !== 'mysql' || !c.db.batching || c.clock || writesFirst) return {};
-  return { begin: probeSql(c, sql`${raw('@pq_now')}`), endIf: nothingToDoSql(c) };
-}
-
-/**
- * MariaDB batches, with probeAtBegin: the claim has nothing to do (nothing due to prepare, no
- * stored lane ready), so it ends its transaction in the round trip that began it (TxOptions.endIf)
- * and returns at once: an idle claim is one round trip. Checked after the probe, as a statement
- * of its own: what the probe saw only grows meanwhile (rows come from other sessions' commits;
- * only queue-lock holders remove them), so when this holds the probe saw nothing either.
- */
-export function nothingToDoSql(c: StoreContext): Sql {
-  const now = sql`${raw('@pq_now')}`;
-  return sql`NOT (
-      EXISTS (SELECT 1 FROM ${raw(c.t.tasks)} WHERE status = 'PENDING_SUBMIT' AND queue = ${c.queue}
-        AND deadline_at IS NOT NULL AND deadline_at <= ${now} AND run_at <= ${now})
-      OR EXISTS (SELECT 1 FROM ${raw(c.t.releases)} WHERE queue = ${c.queue})
-      OR EXISTS (SELECT 1 FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND parked_until IS NOT NULL AND parked_until <= ${now})
-      OR EXISTS (SELECT 1 FROM ${raw(c.t.stageMarks)} WHERE queue = ${c.queue} AND run_at <= ${now})
-      OR EXISTS (SELECT 1 FROM ${raw(c.t.tasks)} WHERE queue = ${c.queue} AND boost_due IS NOT NULL AND boost_due <= ${now})
-      OR EXISTS (SELECT 1 FROM ${raw(c.t.lanes)} WHERE queue = ${c.queue} AND ready = 1))`;
+  // nothing to do (nothing due to prepare, no stored lane ready): the block commits at once
+  // (TxOptions.endIf) and the claim returns: an idle claim is one round trip. The verdict is
+  // the probe's own, kept in @pq_idle: an IF that read the tables itself would read them with
+  // shared locks (a stored program's condition), and deadlock with a finishing task's complete.
+  const probe = probeSql(c, sql`${raw('@pq_now')}`);
+  return {
+    begin: sql`SELECT p.*, @pq_idle := (p.timeouts + p.releases + p.rate + p.staged + p.boosts + p.ready = 0) AS pq_idle FROM (${probe}) p`,
+    endIf: sql`@pq_idle = 1`,
+  };
 }
 
 function probeSql(c: StoreContext, now: Sql): Sql {
