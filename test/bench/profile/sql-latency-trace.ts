@@ -4,7 +4,8 @@
  * SQLite; tasks submitted one at a time `gap` ms apart; prints p50 / p99 of submit -> handler
  * start, the statements per task between them (PQ_FLUSH_AT_COMMIT=0|1|2 sets MariaDB's
  * innodb_flush_log_at_trx_commit first; the test server starts with 0), and, for the last task, every statement sent from
- * its submit to its start with its time.
+ * its submit to its start with its time (PQ_SLOW_MS=x: every task that waited more than x ms, when
+ * in the run it was submitted, and the slowest one's statements instead of the last one's).
  * `node -r ./test/support/register.js test/bench/profile/sql-latency-trace.ts <mariadb|postgres|sqlite> [tasks] [gapMs]`
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -110,9 +111,19 @@ async function main(): Promise<void> {
     await worker.stop();
     const lat = Array.from(startedAt, (s, k) => s - submittedAt[k]);
     console.log(`${kind}: ${n} tasks ${gapMs} ms apart: p50 ${percentile(lat, 0.5).toFixed(2)} ms, p99 ${percentile(lat, 0.99).toFixed(2)} ms; ${(statements / n).toFixed(2)} statements per task${kind === 'mariadb' ? `, ${(fsyncCount / n).toFixed(2)} InnoDB fsyncs per task` : ''}`);
-    const t = submittedAt[n - 1];
-    console.log(`last task: submitted at 0, started at ${(startedAt[n - 1] - t).toFixed(2)} ms`);
-    const until = process.env.PQ_WINDOW_MS ? t + Number(process.env.PQ_WINDOW_MS) : startedAt[n - 1] + 0.01;
+    // PQ_SLOW_MS=x: every task slower than x ms (when in the run it was submitted, its wait), and
+    // the worst one's trace instead of the last one's
+    const slowMs = Number(process.env.PQ_SLOW_MS ?? Number.POSITIVE_INFINITY);
+    let worst = -1;
+    for (let k = 0; k < n; k++) {
+      if (lat[k] <= slowMs) continue;
+      console.log(`slow: task ${k} submitted at ${(submittedAt[k] - t0).toFixed(1)} ms into the run, started ${lat[k].toFixed(1)} ms later`);
+      if (worst < 0 || lat[k] > lat[worst]) worst = k;
+    }
+    const shown = worst < 0 ? n - 1 : worst;
+    const t = submittedAt[shown];
+    console.log(`${worst < 0 ? 'last' : 'slowest'} task: submitted at 0, started at ${(startedAt[shown] - t).toFixed(2)} ms`);
+    const until = process.env.PQ_WINDOW_MS ? t + Number(process.env.PQ_WINDOW_MS) : startedAt[shown] + 0.01;
     for (const e of log) if (e.at >= t - 0.01 && e.at <= until) console.log(`  ${(e.at - t).toFixed(2).padStart(7)} ms  ${e.sql}`);
   } finally {
     await store.close().catch(() => undefined);
