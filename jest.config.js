@@ -25,6 +25,7 @@ module.exports = {
     '^nestjs-priority-queue/(.*)$': '<rootDir>/libs/priority-queue/src/$1',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
   testTimeout: 60_000,
   maxWorkers: 2,
 };
