@@ -113,6 +113,8 @@ export class Worker {
   /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
   private lastPollRound = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
+  /** Stops the store's keepWarm (null: none). */
+  private stopWarm: (() => void) | null = null;
   /**
    * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
    * store times into local delays (deadlines, due times) and to tell whether a lease expired.
@@ -199,6 +201,10 @@ export class Worker {
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
       this.unsubscribe = await this.store.subscribe(() => this.wake(false));
+    }
+    if (this.store.keepWarm) {
+      // every handler's outcome write and every claim in flight may need a connection at once
+      this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
     }
     this.wake(true);
   }
@@ -333,6 +339,8 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     for (const suffix of ['poll', 'recover', 'due', 'poll-due']) this.timers.remove(`${this.name}:${suffix}`);
+    this.stopWarm?.();
+    this.stopWarm = null;
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));
