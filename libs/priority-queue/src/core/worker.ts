@@ -197,14 +197,15 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.syncClock();
+    if (this.store.keepWarm) {
+      // before any timer may claim: every handler's outcome write and every claim in flight may
+      // need a connection at once
+      this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
+    }
     this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
       this.unsubscribe = await this.store.subscribe(() => this.wake(false));
-    }
-    if (this.store.keepWarm) {
-      // every handler's outcome write and every claim in flight may need a connection at once
-      this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
     }
     this.wake(true);
   }
