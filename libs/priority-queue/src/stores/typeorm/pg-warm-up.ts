@@ -79,6 +79,9 @@ export class PgWarmUp {
       if (pool.waitingCount > 0) return 0;
       n = Math.min(n, pool.idleCount + Math.max(0, (pool.options.max ?? 10) - pool.totalCount));
     }
+    // all n asked for in one synchronous burst: pg-pool serves waiting connects first come,
+    // first served, so two warm-ups on one pool (two queues' workers starting together) never
+    // each hold part of it while waiting for the other's part
     const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect()));
     const clients = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     const cold = clients.filter((c) => !this.warmed.has(c));
