@@ -12,6 +12,27 @@ import { insertTasksPg } from './sql/insert-tasks.pg';
 
 interface PooledClient extends PgPool {
   release(destroy?: boolean | Error): void;
+  on(event: 'error', fn: (e: Error) => void): unknown;
+  removeListener(event: 'error', fn: (e: Error) => void): unknown;
+}
+
+/**
+ * A client checked out of the pool, with a listener for its 'error' event while it is out (pg-pool
+ * listens only to idle clients: a checked-out client's lost connection, a server restart, would
+ * be an uncaught 'error' event); `give()` hands it back, destroyed if its connection failed.
+ */
+class Borrowed {
+  private failure: Error | undefined;
+  private readonly onError = (e: Error) => void (this.failure ??= e);
+
+  constructor(readonly client: PooledClient) {
+    client.on('error', this.onError);
+  }
+
+  give(failure?: Error): void {
+    this.client.removeListener('error', this.onError);
+    this.client.release(failure ?? this.failure);
+  }
 }
 
 interface PgPoolState {
@@ -82,18 +103,19 @@ export class PgWarmUp {
     // all n asked for in one synchronous burst: pg-pool serves waiting connects first come,
     // first served, so two warm-ups on one pool (two queues' workers starting together) never
     // each hold part of it while waiting for the other's part
-    const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect()));
+    const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect().then((c) => new Borrowed(c))));
     const clients = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
-    const cold = clients.filter((c) => !this.warmed.has(c));
-    for (const c of clients) if (this.warmed.has(c)) c.release();
-    const runs = await Promise.allSettled(cold.map((c, i) => this.warmOne(c, i)));
+    const cold = clients.filter((b) => !this.warmed.has(b.client));
+    for (const b of clients) if (this.warmed.has(b.client)) b.give();
+    const runs = await Promise.allSettled(cold.map((b, i) => this.warmOne(b, i)));
     const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const lost = taken.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed || lost) throw (failed ?? lost)!.reason;
     return cold.length;
   }
 
-  private async warmOne(client: PooledClient, i: number): Promise<void> {
+  private async warmOne(borrowed: Borrowed, i: number): Promise<void> {
+    const client = borrowed.client;
     let broken: Error | undefined;
     try {
       await client.query({ text: 'BEGIN' });
@@ -113,7 +135,7 @@ export class PgWarmUp {
       broken = e as Error;
       throw e;
     } finally {
-      client.release(broken);
+      borrowed.give(broken);
     }
   }
 
