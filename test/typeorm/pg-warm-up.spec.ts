@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { fenceOf, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker, type NewTask } from '../../libs/priority-queue/src/core';
+import { fenceOf, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
+import { plainTask } from '../support/new-task';
 import { openDatabase, type OpenDatabase } from './typeorm-dialects';
 
 // A real PostgreSQL 15 server; never skipped.
@@ -52,21 +53,7 @@ async function backends(ds: DataSource): Promise<Array<{ pid: number; claimCompi
   }
 }
 
-const newTask = (id: string): NewTask => ({
-  id,
-  idempotencyKey: null,
-  type: 'job',
-  payload: { id },
-  priority: 0,
-  providerKey: 'prov',
-  accountId: null,
-  tenantId: null,
-  concurrencyKey: null,
-  delayMs: 0,
-  timeoutMs: null,
-  maxAttempts: 3,
-  idempotent: true,
-});
+const newTask = (id: string) => plainTask({ id, payload: { id } });
 
 describe('TypeORM store on PostgreSQL: the worker starts on warm connections', () => {
   let db: OpenDatabase;
