@@ -201,6 +201,7 @@ export class Worker {
       // before any timer may claim: every handler's outcome write and every claim in flight may
       // need a connection at once
       this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
+      if (this.stopping) this.stopWarm?.(); // stop() ran meanwhile: it found nothing to stop yet
     }
     this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
