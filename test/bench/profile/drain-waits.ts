@@ -18,6 +18,7 @@ import { FULL } from '../sizes';
 import { startServers } from '../lib/servers';
 import { ourMariaDbTarget, ourPostgresTarget } from '../targets/ours-typeorm';
 import type { BenchTarget, ServerKind, WorkerSpec } from '../target';
+import { runProfile } from './support/run-profile';
 
 const now = () => performance.now();
 
@@ -264,10 +265,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);
