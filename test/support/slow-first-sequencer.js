@@ -6,12 +6,16 @@
 const Sequencer = require('@jest/test-sequencer').default;
 const path = require('node:path');
 
+// The Node 22 and 24 matrices each compile better-sqlite3 for their ABI on a cold cache; the
+// second compile takes the SQLite object from the first's ccache entry when it starts after the
+// first is done (test/compat/support/native-prebuilds.ts), so they do not start side by side.
 const SLOW_FIRST = [
-  'test/compat/matrix-node24.spec.ts', // ~170 s
-  'test/compat/matrix-node22.spec.ts', // ~165 s
-  'test/typeorm/multi-process.spec.ts', // ~90-120 s
-  'test/compat/matrix-node20.spec.ts', // ~115 s
+  'test/compat/matrix-node24.spec.ts', // ~190 s
+  'test/compat/matrix-node20.spec.ts', // ~190 s
+  'test/compat/matrix-node22.spec.ts', // ~210 s
   'test/compat/next-drivers.spec.ts', // ~100-115 s
+  'test/typeorm/multi-process-postgres.spec.ts', // with the next one: ~90-136 s
+  'test/typeorm/multi-process-mariadb.spec.ts',
   'test/core/worker-idle.spec.ts', // ~60 s
   'test/chaos/postgres-one-connection.chaos.spec.ts', // ~50 s
 ];

@@ -153,8 +153,12 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
     await db?.close();
   });
 
-  it('three round trips: no re-mark, no next-wake read, no page read, no UPDATE of the merged row apart from its claim; begin and commit batched', async () => {
-    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue: 'latency' });
+  /**
+   * A store on `queue` whose statements sent through a query runner (the store's claims and
+   * creates) are recorded in `sent`, whitespace folded; `close` puts the data source back.
+   */
+  async function recordingStore(queue: string): Promise<{ store: TypeOrmTaskStore; sent: string[]; close: () => Promise<void> }> {
+    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue });
     await store.init();
     const sent: string[] = [];
     const create = db.dataSource.createQueryRunner.bind(db.dataSource);
@@ -167,6 +171,21 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
       }) as typeof qr.query;
       return qr;
     }) as DataSource['createQueryRunner'];
+    const close = async () => {
+      db.dataSource.createQueryRunner = create;
+      await store.close();
+    };
+    return { store, sent, close };
+  }
+
+  /** Transactions open on the server on other connections than the one asking. */
+  async function openElsewhere(): Promise<number> {
+    const [open] = (await db.dataSource.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID()')) as Array<{ n: unknown }>;
+    return Number(open.n);
+  }
+
+  it('three round trips: no re-mark, no next-wake read, no page read, no UPDATE of the merged row apart from its claim; begin and commit batched', async () => {
+    const { store, sent, close } = await recordingStore('latency');
     try {
       await store.claimSubmissions({ owner: 'w', limit: 16, leaseMs: 60_000 }); // the lane row exists after the first task
       await store.create([plainTask({ id: '00000000-0000-4000-8000-000000000001', payload: null })]);
@@ -194,25 +213,14 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
       expect(idle).toEqual({ claimed: [], timedOut: [], nextWakeAt: null });
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatch(/IF @pq_idle = 1 THEN COMMIT; END IF; SELECT @@in_transaction AS pq_open; END$/);
-      const [open] = (await db.dataSource.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID()')) as Array<{ n: unknown }>;
-      expect(Number(open.n)).toBe(0);
+      expect(await openElsewhere()).toBe(0);
     } finally {
-      db.dataSource.createQueryRunner = create;
-      await store.close();
+      await close();
     }
   });
 
   it('a small create is one round trip: the server time on every row, the stage mark at the earliest run_at, all or nothing', async () => {
-    const store = new TypeOrmTaskStore({ dataSource: db.dataSource, tablePrefix: 'stc_', queue: 'one-shot' });
-    await store.init();
-    const sent: string[] = [];
-    const create = db.dataSource.createQueryRunner.bind(db.dataSource);
-    db.dataSource.createQueryRunner = ((...a: Parameters<DataSource['createQueryRunner']>) => {
-      const qr = create(...a);
-      const query = qr.query.bind(qr);
-      qr.query = ((...q: Parameters<typeof qr.query>) => (sent.push(String(q[0])), query(...q))) as typeof qr.query;
-      return qr;
-    }) as DataSource['createQueryRunner'];
+    const { store, sent, close } = await recordingStore('one-shot');
     try {
       const made = await store.create([
         plainTask({ id: '00000000-0000-4000-8000-000000000101', payload: { a: 1 }, delayMs: 700 }),
@@ -237,11 +245,9 @@ describe('TypeORM MariaDB claim: the statements of a claim of one task that just
       expect(await db.dataSource.query("SELECT id FROM stc_tasks WHERE id = '00000000-0000-4000-8000-000000000103'")).toEqual([]);
       expect(await db.dataSource.query("SELECT run_at FROM stc_stage_marks WHERE queue = 'one-shot'")).toHaveLength(1);
       // and nothing is left open on the server (this read's own entry aside)
-      const [open] = (await db.dataSource.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID()')) as Array<{ n: unknown }>;
-      expect(Number(open.n)).toBe(0);
+      expect(await openElsewhere()).toBe(0);
     } finally {
-      db.dataSource.createQueryRunner = create;
-      await store.close();
+      await close();
     }
   });
 

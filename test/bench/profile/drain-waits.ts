@@ -6,8 +6,8 @@
  * calls (stalls) and what was in flight at each stall; the claim pipe (claims in flight, their
  * latency, the idle time between one claim's answer and the next claim); completes (latency,
  * batches); pool connections (acquire wait, callers waiting); the event-loop delay. The script
- * only imports what exists in 3f2ecfb too, so the same file measures both trees (copy it into a
- * detached checkout).
+ * only imports what exists in 3f2ecfb too, so the same file measures both trees (copy it, with
+ * support/run-profile.ts, into a detached checkout).
  * `node -r ./test/support/register.js test/bench/profile/drain-waits.ts [postgres|mariadb] [tasks=20000] [runs=3]`
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -18,6 +18,7 @@ import { FULL } from '../sizes';
 import { startServers } from '../lib/servers';
 import { ourMariaDbTarget, ourPostgresTarget } from '../targets/ours-typeorm';
 import type { BenchTarget, ServerKind, WorkerSpec } from '../target';
+import { runProfile } from './support/run-profile';
 
 const now = () => performance.now();
 
@@ -264,10 +265,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

@@ -20,7 +20,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { startRedisServer } from '../../support/servers/redis-server';
-import { startPostgresServer } from '../../support/servers/postgres-server';
 import { makeJobs, submitAll } from '../scenario';
 import { Countdown, nowMs, percentile, sleep } from '../lib/stats';
 import { startWireCounter, type WireCounter } from '../lib/wire-counter';
@@ -30,6 +29,7 @@ import { ourRedisTarget } from '../targets/ours-redis';
 import { ourPostgresTarget } from '../targets/ours-typeorm';
 import { luaScripts } from '../../../libs/priority-queue/src/stores/redis/scripts';
 import type { BenchEnv, BenchTarget } from '../target';
+import { startPostgresWithStatements } from './support/pg-stat-statements';
 
 type Mode = 'submit' | 'order' | 'latency';
 
@@ -287,23 +287,11 @@ async function main(): Promise<void> {
         await scriptFixedCost(admin, 2000);
         continue;
       }
-      const p = await startPostgresServer();
+      // PQ_PGSS_TRACK=all: statements inside functions too (our claim function's, graphile's
+      // add_job's): their time is then also inside the calling statement's, so the rows no longer add up
+      const { server: p, admin } = await startPostgresWithStatements({ trackAll: process.env.PQ_PGSS_TRACK === 'all' });
       stops.push(() => p.stop());
-      const setup = new Client({ connectionString: p.url });
-      await setup.connect();
-      await setup.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
-      await setup.end();
-      await p.restart();
-      const admin = new Client({ connectionString: p.url });
-      await admin.connect();
       stops.push(() => admin.end());
-      await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-      if (process.env.PQ_PGSS_TRACK === 'all') {
-        // statements inside functions too (our claim function's, graphile's add_job's): their
-        // time is then also inside the calling statement's, so the rows no longer add up
-        await admin.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
-        await admin.query('SELECT pg_reload_conf()');
-      }
       const backend = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
       const st = readFileSync(`/proc/${backend}/stat`, 'utf8');
       const postmaster = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);

@@ -17,12 +17,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { plainTask } from '../../support/new-task';
+import { startPostgresWithStatements } from './support/pg-stat-statements';
+import { runProfile } from './support/run-profile';
 
 const root = process.cwd();
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const load = (p: string) => require(join(root, p));
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Client } = require(require.resolve('pg', { paths: [root] })) as typeof import('pg');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { DataSource } = require(require.resolve('typeorm', { paths: [root] })) as typeof import('typeorm');
 
@@ -35,24 +36,11 @@ async function main(): Promise<void> {
   const pending = Number(process.argv[2] ?? 1_000);
   const rounds = Number(process.argv[3] ?? 3_000);
   const repeats = Number(process.argv[4] ?? 3);
-  const { startPostgresServer } = load('test/support/servers/postgres-server.ts');
   const { TypeOrmTaskStore } = load('libs/priority-queue/src/stores/typeorm/index.ts');
   const { fenceOf, TaskStatus } = load('libs/priority-queue/src/core/task.ts');
-  const p = await startPostgresServer();
+  const { server: p, admin } = await startPostgresWithStatements({ trackAll: true });
   const ds = new DataSource({ type: 'postgres', url: p.url, extra: { max: 1 }, logging: false });
-  let admin: InstanceType<typeof Client> | null = null;
   try {
-    const setup = new Client({ connectionString: p.url });
-    setup.on('error', () => undefined);
-    await setup.connect();
-    await setup.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
-    await setup.end();
-    await p.restart();
-    admin = new Client({ connectionString: p.url });
-    await admin.connect();
-    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    await admin.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
-    await admin.query('SELECT pg_reload_conf()');
     await ds.initialize();
     const historyLimit = process.env.PQ_HISTORY_LIMIT === undefined ? {} : { historyLimit: Number(process.env.PQ_HISTORY_LIMIT) };
     const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: 'one_', queue: 'one', ...historyLimit });
@@ -60,21 +48,7 @@ async function main(): Promise<void> {
     const total = pending + rounds * (repeats + 1);
     for (let i = 0; i < total; i += 1_000) {
       await store.create(
-        Array.from({ length: Math.min(1_000, total - i) }, (_, k) => ({
-          id: `t${i + k}`,
-          idempotencyKey: null,
-          type: 'job',
-          payload: { i: i + k },
-          priority: (i + k) % 10,
-          providerKey: 'job',
-          accountId: null,
-          tenantId: null,
-          concurrencyKey: null,
-          delayMs: 0,
-          timeoutMs: null,
-          maxAttempts: 5,
-          idempotent: true,
-        })),
+        Array.from({ length: Math.min(1_000, total - i) }, (_, k) => plainTask({ id: `t${i + k}`, payload: { i: i + k }, priority: (i + k) % 10, providerKey: 'job' })),
       );
     }
     await admin.query('VACUUM ANALYZE');
@@ -127,12 +101,9 @@ async function main(): Promise<void> {
     }
   } finally {
     await ds.destroy().catch(() => undefined);
-    await admin?.end().catch(() => undefined);
+    await admin.end().catch(() => undefined);
     await p.stop();
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+runProfile(main);

@@ -18,13 +18,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startPostgresServer } from '../../support/servers/postgres-server';
+import { startPostgresWithStatements } from './support/pg-stat-statements';
+import { runProfile } from './support/run-profile';
 
 const root = process.env.TREE ? resolve(process.env.TREE) : resolve(__dirname, '..', '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const load = (p: string) => require(join(root, p));
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Client } = require(require.resolve('pg', { paths: [root] })) as typeof import('pg');
 
 function ticksOf(pid: number): { ppid: number; ticks: number } | null {
   try {
@@ -51,19 +50,8 @@ async function main(): Promise<void> {
   const pending = Number(process.argv[2] ?? 1_000);
   const finished = Number(process.argv[3] ?? 1_000_000);
   const claims = Number(process.argv[4] ?? 2_000);
-  const p = await startPostgresServer();
+  const { server: p, admin } = await startPostgresWithStatements({ trackAll: true });
   try {
-    const setup = new Client({ connectionString: p.url });
-    setup.on('error', () => undefined);
-    await setup.connect();
-    await setup.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
-    await setup.end();
-    await p.restart();
-    const admin = new Client({ connectionString: p.url });
-    await admin.connect();
-    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    await admin.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
-    await admin.query('SELECT pg_reload_conf()');
     const backend = (await admin.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
     const postmaster = ticksOf(backend)!.ppid;
 
@@ -166,7 +154,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+runProfile(main);

@@ -10,11 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NewTask, Task, TaskStore } from '../../../libs/priority-queue/src/core';
-import { startPostgresServer } from '../../support/servers/postgres-server';
+import { startPostgresWithStatements } from './support/pg-stat-statements';
 
 const root = process.env.TREE ? resolve(process.env.TREE) : resolve(__dirname, '..', '..', '..');
 /* eslint-disable @typescript-eslint/no-require-imports */
-const { Client } = require(require.resolve('pg', { paths: [root] })) as typeof import('pg');
 const { DataSource } = require(require.resolve('typeorm', { paths: [root] })) as typeof import('typeorm');
 const { fenceOf, TaskStatus } = require(join(root, 'libs/priority-queue/src/core')) as typeof import('../../../libs/priority-queue/src/core');
 const { TypeOrmTaskStore } = require(join(root, 'libs/priority-queue/src/stores/typeorm')) as typeof import('../../../libs/priority-queue/src/stores/typeorm');
@@ -28,21 +27,7 @@ const ticks = (pid: number) => {
 
 async function main(): Promise<void> {
   const [pending, batch, rounds] = [Number(process.argv[2] ?? 20_000), Number(process.argv[3] ?? 48), Number(process.argv[4] ?? 200)];
-  const p = await startPostgresServer();
-  const setup = new Client({ connectionString: p.url });
-  setup.on('error', () => undefined);
-  await setup.connect();
-  await setup.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
-  await setup.end();
-  await p.restart();
-  const admin = new Client({ connectionString: p.url });
-  await admin.connect();
-  await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-  if (process.env.PQ_PGSS_TRACK === 'all') {
-    // the statements inside the functions too (their blocks are then also in the caller's)
-    await admin.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
-    await admin.query('SELECT pg_reload_conf()');
-  }
+  const { server: p, admin } = await startPostgresWithStatements({ trackAll: process.env.PQ_PGSS_TRACK === 'all' });
   const ds = new DataSource({ type: 'postgres', url: p.url, extra: { max: 1 } } as never);
   await ds.initialize();
   try {

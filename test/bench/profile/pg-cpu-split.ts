@@ -31,6 +31,8 @@ import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeor
 import type { BenchEnv, BenchTarget } from '../target';
 import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs } from '../lib/stats';
+import { interleavedRounds, printMeans } from './support/interleaved-rounds';
+import { runProfile } from './support/run-profile';
 
 const TICK_US = 1_000_000 / 100; // CLK_TCK = 100 on Linux
 
@@ -170,33 +172,22 @@ async function main(): Promise<void> {
     for (const t of targets) await t.open();
     // one warm-up drain each (JIT, plan caches, pg_class caches), not reported
     for (const t of targets) await drainOnce(t, Math.min(n, 2000), 0, postmaster);
-    const rows: Row[] = [];
-    for (let r = 1; r <= rounds; r++) {
-      for (const t of r % 2 ? targets : [...targets].reverse()) {
-        const row = await drainOnce(t, n, r, postmaster);
-        rows.push(row);
-        console.log(
-          `${row.target.padEnd(16)} round ${r}: ${row.jobsPerSec.toFixed(0).padStart(6)} jobs/s  PG ${row.pgUs.toFixed(1).padStart(6)} µs/task  Node ${row.nodeUs.toFixed(1).padStart(6)} µs/task (sys ${row.nodeSysUs.toFixed(1)})  total ${(row.pgUs + row.nodeUs).toFixed(1).padStart(6)}  statements/task ${row.statementsPerTask.toFixed(3)}  load ${row.load.toFixed(2)}`,
-        );
-      }
-    }
-    for (const t of targets) {
-      const mine = rows.filter((r) => r.target === t.id);
-      const mean = (f: (r: Row) => number) => mine.reduce((s, r) => s + f(r), 0) / mine.length;
-      console.log(
-        `MEAN ${t.id.padEnd(16)} ${mean((r) => r.jobsPerSec).toFixed(0).padStart(6)} jobs/s  PG ${mean((r) => r.pgUs).toFixed(1)}  Node ${mean((r) => r.nodeUs).toFixed(1)}  total ${mean((r) => r.pgUs + r.nodeUs).toFixed(1)} µs/task`,
-      );
-    }
+    const rows = await interleavedRounds(
+      targets,
+      rounds,
+      (t, r) => drainOnce(t, n, r, postmaster),
+      (row, r) =>
+        `${row.target.padEnd(16)} round ${r}: ${row.jobsPerSec.toFixed(0).padStart(6)} jobs/s  PG ${row.pgUs.toFixed(1).padStart(6)} µs/task  Node ${row.nodeUs.toFixed(1).padStart(6)} µs/task (sys ${row.nodeSysUs.toFixed(1)})  total ${(row.pgUs + row.nodeUs).toFixed(1).padStart(6)}  statements/task ${row.statementsPerTask.toFixed(3)}  load ${row.load.toFixed(2)}`,
+    );
+    printMeans(
+      targets,
+      rows,
+      (mean) => `${mean((r) => r.jobsPerSec).toFixed(0).padStart(6)} jobs/s  PG ${mean((r) => r.pgUs).toFixed(1)}  Node ${mean((r) => r.nodeUs).toFixed(1)}  total ${mean((r) => r.pgUs + r.nodeUs).toFixed(1)} µs/task`,
+    );
     for (const t of targets) await t.close();
   } finally {
     await server.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

@@ -16,6 +16,7 @@ import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeor
 import { startServers } from '../lib/servers';
 import { nowMs, percentile, sleep } from '../lib/stats';
 import { seededRandom } from '../lib/rng';
+import { runProfile } from './support/run-profile';
 
 interface Hop {
   at: number;
@@ -158,10 +159,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

@@ -14,9 +14,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { fenceOf, TaskStatus, type NewTask } from '../../../libs/priority-queue/src/core/task';
+import { fenceOf, TaskStatus } from '../../../libs/priority-queue/src/core/task';
 import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
+import { plainTask } from '../../support/new-task';
 import { startPostgresServer } from '../../support/servers/postgres-server';
+import { runProfile } from './support/run-profile';
 
 const TICK_US = 10_000;
 
@@ -41,23 +43,7 @@ function serverTicks(postmaster: number): number {
   return sum;
 }
 
-function newTask(i: number, round: number): NewTask {
-  return {
-    id: `st-${round}-${i}`,
-    idempotencyKey: null,
-    type: 'bench',
-    payload: { i, p: i % 10 },
-    priority: i % 10,
-    providerKey: 'bench',
-    accountId: null,
-    tenantId: null,
-    concurrencyKey: null,
-    delayMs: 0,
-    timeoutMs: null,
-    maxAttempts: 5,
-    idempotent: true,
-  };
-}
+const newTask = (i: number, round: number) => plainTask({ id: `st-${round}-${i}`, type: 'bench', payload: { i, p: i % 10 }, priority: i % 10, providerKey: 'bench' });
 
 async function main(): Promise<void> {
   const own = !process.argv[2] || process.argv[2] === '-' ? await startPostgresServer() : null;
@@ -118,10 +104,4 @@ async function study(url: string, dataDir: string): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

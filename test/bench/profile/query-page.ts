@@ -19,6 +19,7 @@ import { startServers } from '../lib/servers';
 import { seededRandom } from '../lib/rng';
 import { nowMs } from '../lib/stats';
 import type { ServerKind } from '../target';
+import { runProfile } from './support/run-profile';
 
 async function main(): Promise<void> {
   const kind = process.argv[2] ?? 'memory';
@@ -120,10 +121,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

@@ -18,6 +18,8 @@ import { chunks, Countdown, nowMs } from '../lib/stats';
 import { makeJobs } from '../scenario';
 import type { BenchTarget } from '../target';
 import { createTarget } from '../targets';
+import { interleavedRounds, printMeans } from './support/interleaved-rounds';
+import { runProfile } from './support/run-profile';
 
 const TICK_US = 1_000_000 / 100; // CLK_TCK = 100 on Linux
 
@@ -90,33 +92,22 @@ async function main(): Promise<void> {
     const targets = ids.map((id) => createTarget(id, servers.env));
     for (const t of targets) await t.open();
     for (const t of targets) await drainOnce(t, Math.min(n, 2000), 0, pid); // warm-up, not reported
-    const rows: Row[] = [];
-    for (let r = 1; r <= rounds; r++) {
-      for (const t of r % 2 ? targets : [...targets].reverse()) {
-        const row = await drainOnce(t, n, r, pid);
-        rows.push(row);
-        console.log(
-          `${row.target.padEnd(16)} round ${r}: ${row.jobsPerSec.toFixed(0).padStart(6)} jobs/s  wall ${row.wallUs.toFixed(1).padStart(5)} µs/task  Redis ${row.redisUs.toFixed(1).padStart(5)}  Node ${row.nodeUs.toFixed(1).padStart(5)} µs/task  load ${row.load.toFixed(2)}`,
-        );
-      }
-    }
-    for (const t of targets) {
-      const mine = rows.filter((r) => r.target === t.id);
-      const mean = (f: (r: Row) => number) => mine.reduce((s, r) => s + f(r), 0) / mine.length;
-      console.log(
-        `MEAN ${t.id.padEnd(16)} ${mean((r) => r.jobsPerSec).toFixed(0).padStart(6)} jobs/s  wall ${mean((r) => r.wallUs).toFixed(1)}  Redis ${mean((r) => r.redisUs).toFixed(1)}  Node ${mean((r) => r.nodeUs).toFixed(1)} µs/task`,
-      );
-    }
+    const rows = await interleavedRounds(
+      targets,
+      rounds,
+      (t, r) => drainOnce(t, n, r, pid),
+      (row, r) =>
+        `${row.target.padEnd(16)} round ${r}: ${row.jobsPerSec.toFixed(0).padStart(6)} jobs/s  wall ${row.wallUs.toFixed(1).padStart(5)} µs/task  Redis ${row.redisUs.toFixed(1).padStart(5)}  Node ${row.nodeUs.toFixed(1).padStart(5)} µs/task  load ${row.load.toFixed(2)}`,
+    );
+    printMeans(
+      targets,
+      rows,
+      (mean) => `${mean((r) => r.jobsPerSec).toFixed(0).padStart(6)} jobs/s  wall ${mean((r) => r.wallUs).toFixed(1)}  Redis ${mean((r) => r.redisUs).toFixed(1)}  Node ${mean((r) => r.nodeUs).toFixed(1)} µs/task`,
+    );
     for (const t of targets) await t.close();
   } finally {
     await servers.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

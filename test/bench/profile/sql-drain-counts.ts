@@ -24,6 +24,7 @@ import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs, perSecond, sleep } from '../lib/stats';
 import { randomInt, seededRandom } from '../lib/rng';
 import type { ServerKind } from '../target';
+import { runProfile } from './support/run-profile';
 
 interface Tally {
   on: boolean;
@@ -237,10 +238,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runProfile(main);

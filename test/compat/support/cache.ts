@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { installOnceAsync, isInstalled } from '../../support/node-builds';
 
 /**
@@ -13,6 +13,18 @@ export const CACHE_ROOT = process.env.PQ_COMPAT_CACHE ?? join(tmpdir(), 'pq-comp
 
 export function cacheKey(parts: unknown): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
+}
+
+/** Every file below `dir`. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/** Hash of the names (relative to `root`) and contents of `files`, for a cache key. */
+export function hashOfFiles(files: string[], root: string): string {
+  const h = createHash('sha256');
+  for (const f of [...files].sort()) h.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
+  return h.digest('hex').slice(0, 16);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Combination } from '../matrix';
 import { stepsFor, stepsIndexSource } from '../steps';
-import { cacheKey, cached } from './cache';
-import { prebuildInstallRc, sqlitePrebuilds } from './native-prebuilds';
+import { cacheKey, cached, evictStale, filesUnder, hashOfFiles } from './cache';
+import { prebuildInstallRc, sqlitePrebuilds, type Prebuilds } from './native-prebuilds';
 import type { Runtime } from './node-runtime';
 import { CompatFailure, run, runOrFail, type RunResult } from './run';
 import type { PackedLibrary } from './tarball';
@@ -13,6 +13,8 @@ const TEMPLATE = join(__dirname, '..', 'app');
 /** Bump when the generated package.json changes shape (it is part of the install cache key). */
 const APP_LAYOUT = 2;
 const RESULT_MARKER = 'PQ-COMPAT-RESULT ';
+/** File of a cached install naming the Node.js version whose npm ran its install scripts. */
+const INSTALLED_BY = '.installed-by';
 
 export interface StepResult {
   store: string;
@@ -27,7 +29,35 @@ export interface AppRun {
   node: string;
   versions: Record<string, string | null>;
   results: StepResult[];
-  timings: { installMs: number; installCached: boolean; compileMs: number; runMs: number };
+  /**
+   * Milliseconds per step: the better-sqlite3 prebuilt (cached per ABI), the `npm install` of the
+   * pins (0 when cached, or installed under another Node.js line), the `npm rebuild` under this
+   * line (0 when cached or not needed), the copy into the app's directory, the `npm install` that
+   * swaps in this run's tarball (0 when the cached install already holds it: `refreshed` false),
+   * then the TypeScript compile (0 when another line's compile of the same app was taken:
+   * `compiled` false) and the app's run.
+   */
+  timings: {
+    installMs: number;
+    installCached: boolean;
+    prebuildMs: number;
+    baseInstallMs: number;
+    /** The Node.js line whose npm installed the pins (this one, or another whose tree was copied and rebuilt). */
+    installedBy: string;
+    rebuildMs: number;
+    copyMs: number;
+    refreshed: boolean;
+    refreshMs: number;
+    /** false: the output of this app's compile by an earlier test on another Node.js line (compileMs 0). */
+    compiled: boolean;
+    compileMs: number;
+    runMs: number;
+  };
+}
+
+/** Hash of the app template's sources (test/compat/app/src), for the key of its compiled output. */
+function templateHash(): string {
+  return hashOfFiles(filesUnder(join(TEMPLATE, 'src')), TEMPLATE);
 }
 
 function packageJson(c: Combination, lib: PackedLibrary): string {
@@ -71,8 +101,10 @@ function tsconfig(c: Combination): string {
 /**
  * One app of the matrix under one Node.js: generated from test/compat/app, the packed library
  * installed with a plain `npm install` next to the combination's pinned dependencies, compiled
- * with its own TypeScript, then run. The install is cached by pins and Node.js version (the
- * cached tree is copied and `npm install` run again, which only swaps in the new tarball).
+ * with its own TypeScript, then run. The install is cached by pins, and per Node.js version after
+ * its install scripts ran under it (see runAll); the cached tree is copied, and when the
+ * library's sources changed since it was made, `npm install` runs again and only swaps in the new
+ * tarball.
  * better-sqlite3's install script finds its binary prebuilt once per Node.js ABI
  * (support/native-prebuilds.ts) instead of compiling SQLite in every app.
  */
@@ -92,37 +124,105 @@ export class CompatApp {
     const c = this.combination;
     const rt = this.runtime;
     const installStarted = Date.now();
-    const key = cacheKey({ deps: c.dependencies, overrides: c.overrides, type: c.moduleType, node: rt.version, layout: APP_LAYOUT });
+    const pins = { deps: c.dependencies, overrides: c.overrides, type: c.moduleType, layout: APP_LAYOUT };
     const sqlite = c.dependencies['better-sqlite3'];
     const prebuilds = sqlite ? await sqlitePrebuilds(rt, sqlite) : null;
-    const base = await cached(`app-${c.id}-node${rt.version}-${key}`, async (tmp) => {
-      writeFileSync(join(tmp, 'package.json'), packageJson(c, this.lib));
+    const prebuildMs = Date.now() - installStarted;
+    const manifest = packageJson(c, this.lib);
+    // the pins are installed once, by the first Node.js line that needs them; the other lines copy
+    // that tree and run its install scripts again under their own Node.js (`npm rebuild`), which
+    // is what an install under them adds: the resolved tree does not depend on the Node.js running
+    // npm (the same npm for all), only the native binaries do (better-sqlite3's prebuilt per ABI)
+    let baseInstallMs = 0;
+    const installed = await cached(`app-${c.id}-${cacheKey(pins)}`, async (tmp) => {
+      writeFileSync(join(tmp, 'package.json'), manifest);
       if (prebuilds) writeFileSync(join(tmp, '.prebuild-installrc'), prebuildInstallRc(prebuilds));
       const install = await runOrFail(this.what, 'npm install (first, cached afterwards)', rt.npm[0], [rt.npm[1], 'install'], { cwd: tmp, env: rt.env, timeoutMs: 15 * 60_000 });
-      // a compile here means the prebuilt was not taken: every cold run would pay minutes per app
-      if (prebuilds && existsSync(join(tmp, 'node_modules', 'better-sqlite3', 'build', 'Release', 'obj.target'))) {
-        throw new CompatFailure(this.what, 'npm install (first, cached afterwards)', 'npm install', install, `better-sqlite3 was compiled instead of unpacked from ${prebuilds.dir}`);
-      }
+      baseInstallMs = install.ms;
+      this.checkPrebuiltTaken(tmp, prebuilds, 'npm install (first, cached afterwards)', install);
+      writeFileSync(join(tmp, INSTALLED_BY), rt.version);
     });
+    let rebuildMs = 0;
+    const installedBy = readFileSync(join(installed.dir, INSTALLED_BY), 'utf8');
+    const base =
+      installedBy === rt.version
+        ? installed
+        : await cached(`app-${c.id}-node${rt.version}-${cacheKey({ ...pins, node: rt.version })}`, async (tmp) => {
+            await runOrFail(this.what, 'copy of the installed pins', 'cp', ['-a', `${installed.dir}/.`, tmp], { cwd: tmp });
+            if (prebuilds) writeFileSync(join(tmp, '.prebuild-installrc'), prebuildInstallRc(prebuilds));
+            const rebuild = await runOrFail(this.what, `npm rebuild (install scripts under Node.js ${rt.version})`, rt.npm[0], [rt.npm[1], 'rebuild'], {
+              cwd: tmp,
+              env: rt.env,
+              timeoutMs: 15 * 60_000,
+            });
+            rebuildMs = rebuild.ms;
+            this.checkPrebuiltTaken(tmp, prebuilds, 'npm rebuild', rebuild);
+            writeFileSync(join(tmp, INSTALLED_BY), rt.version);
+          });
     const dir = mkdtempSync(join(tmpdir(), `pq-compat-${c.id}-`));
     this.dir = dir;
-    await runOrFail(this.what, 'copy of the cached install', 'cp', ['-a', `${base.dir}/.`, dir], { cwd: dir });
-    writeFileSync(join(dir, 'package.json'), packageJson(c, this.lib));
-    await runOrFail(this.what, 'npm install', rt.npm[0], [rt.npm[1], 'install'], { cwd: dir, env: rt.env, timeoutMs: 10 * 60_000 });
+    const copy = await runOrFail(this.what, 'copy of the cached install', 'cp', ['-a', `${base.dir}/.`, dir], { cwd: dir });
+    // the cached install was made from this very tarball (its name carries the source hash) when
+    // it was built by this run or by an earlier one on the same sources: nothing to swap in
+    const refreshed = readFileSync(join(dir, 'package.json'), 'utf8') !== manifest;
+    let refreshMs = 0;
+    if (refreshed) {
+      writeFileSync(join(dir, 'package.json'), manifest);
+      refreshMs = (await runOrFail(this.what, 'npm install', rt.npm[0], [rt.npm[1], 'install'], { cwd: dir, env: rt.env, timeoutMs: 10 * 60_000 })).ms;
+    }
     const installMs = Date.now() - installStarted;
 
     cpSync(join(TEMPLATE, 'src'), join(dir, 'src'), { recursive: true });
-    writeFileSync(join(dir, 'src', 'steps', 'index.ts'), stepsIndexSource(stepsFor(c)));
+    const stepsIndex = stepsIndexSource(stepsFor(c));
+    writeFileSync(join(dir, 'src', 'steps', 'index.ts'), stepsIndex);
     writeFileSync(join(dir, 'tsconfig.json'), tsconfig(c));
-    const compile = await runOrFail(this.what, 'TypeScript compile (skipLibCheck: false)', rt.node, ['node_modules/typescript/bin/tsc', '-p', '.'], {
-      cwd: dir,
-      env: rt.env,
-      timeoutMs: 5 * 60_000,
+    // tsc's verdict and output depend on the sources, the pinned packages (TypeScript and
+    // @types/node among them) and the library's tarball, not on the Node.js running it: each app
+    // compiles once per library state, and runs from that output under every Node.js line
+    const distKey = cacheKey({ deps: c.dependencies, overrides: c.overrides, type: c.moduleType, lib: basename(this.lib.tarball), template: templateHash(), steps: stepsIndex, tsconfig: tsconfig(c) });
+    const distName = `dist-${c.id}-${distKey}`;
+    let compileMs = 0;
+    const compiled = await cached(distName, async (tmp) => {
+      const r = await runOrFail(this.what, 'TypeScript compile (skipLibCheck: false)', rt.node, ['node_modules/typescript/bin/tsc', '-p', '.'], {
+        cwd: dir,
+        env: rt.env,
+        timeoutMs: 5 * 60_000,
+      });
+      compileMs = r.ms;
+      cpSync(join(dir, 'dist'), join(tmp, 'dist'), { recursive: true });
     });
+    if (compiled.hit) cpSync(join(compiled.dir, 'dist'), join(dir, 'dist'), { recursive: true });
+    evictStale(`dist-${c.id}-`, 24 * 3600_000, distName);
 
     const app = await run(rt.node, ['dist/main.js'], { cwd: dir, env: { ...rt.env, ...env }, timeoutMs: 5 * 60_000 });
     const parsed = this.parse(app);
-    return { what: this.what, node: rt.version, versions: parsed.versions, results: parsed.results, timings: { installMs, installCached: base.hit, compileMs: compile.ms, runMs: app.ms } };
+    return {
+      what: this.what,
+      node: rt.version,
+      versions: parsed.versions,
+      results: parsed.results,
+      timings: {
+        installMs,
+        installCached: base.hit,
+        prebuildMs,
+        baseInstallMs,
+        installedBy,
+        rebuildMs,
+        copyMs: copy.ms,
+        refreshed,
+        refreshMs,
+        compiled: !compiled.hit,
+        compileMs,
+        runMs: app.ms,
+      },
+    };
+  }
+
+  /** A compile of better-sqlite3 means its prebuilt was not taken: every cold run would pay minutes per app. */
+  private checkPrebuiltTaken(dir: string, prebuilds: Prebuilds | null, phase: string, result: RunResult): void {
+    if (prebuilds && existsSync(join(dir, 'node_modules', 'better-sqlite3', 'build', 'Release', 'obj.target'))) {
+      throw new CompatFailure(this.what, phase, phase.split(' (')[0], result, `better-sqlite3 was compiled instead of unpacked from ${prebuilds.dir}`);
+    }
   }
 
   private parse(app: RunResult): { versions: Record<string, string | null>; results: StepResult[] } {

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { cached } from './cache';
+import { withLock } from '../../support/node-builds';
+import { cached, CACHE_ROOT } from './cache';
 import type { Runtime } from './node-runtime';
 import { runOrFail } from './run';
 import { REPO_ROOT } from './tarball';
@@ -20,8 +21,12 @@ import { REPO_ROOT } from './tarball';
  *
  * The archive: under the system Node.js, the workspace's own better-sqlite3 binary when it is
  * the same version (built by the workspace's install already); else compiled once into the cache
- * with node-gyp on every core. Each Node.js line has its own spec file (matrix-node*.spec.ts),
- * and its apps install one after the other, so no two jest workers build the same archive.
+ * with node-gyp on every core. Most of that compile is the SQLite amalgamation, which includes no
+ * Node.js header: under ccache (support/node-runtime.ts) the second ABI's build takes its object
+ * from the first (measured: 4 min 42 s for the first ABI, 30 s for the next). Two builds at once
+ * would both miss, so builds for different ABIs take turns (one lock file in the cache), and the
+ * slow-first sequencer (test/support/slow-first-sequencer.js) starts only one of the Node.js
+ * lines that compile at the beginning of a run.
  */
 const PACKAGE = 'better-sqlite3';
 
@@ -63,7 +68,9 @@ export async function sqlitePrebuilds(runtime: Runtime, version: string): Promis
       });
       const nodeGyp = join(dirname(runtime.npm[1]), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
       const pkgDir = join(build, 'node_modules', PACKAGE);
-      await runOrFail(what, 'node-gyp rebuild', runtime.node, [nodeGyp, 'rebuild', '--release', '--jobs=max'], { cwd: pkgDir, env: runtime.env, timeoutMs: 15 * 60_000 });
+      await withLock(join(CACHE_ROOT, 'native-compile.lock'), () =>
+        runOrFail(what, 'node-gyp rebuild', runtime.node, [nodeGyp, 'rebuild', '--release', '--jobs=max'], { cwd: pkgDir, env: runtime.env, timeoutMs: 15 * 60_000 }),
+      );
       binary = join(pkgDir, 'build', 'Release', 'better_sqlite3.node');
     }
     // the archive holds build/Release/better_sqlite3.node, as the released ones do

@@ -42,7 +42,20 @@ function compilerCacheEnv(): NodeJS.ProcessEnv {
   return compilerCache;
 }
 
-const QUIET_NPM = { npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false', npm_config_loglevel: 'warn' };
+/**
+ * npm settings of every install of the compatibility tests. prefer-offline: a package document
+ * already in npm's cache is used as it is instead of being fetched again (a cold app install
+ * revalidated ~270 of them, some megabytes each, and each app under each Node.js did it again
+ * for the same pins); what is not cached yet is still downloaded. The installs stay as fresh as
+ * before: a pinned app's install is cached whole (support/cache.ts) after its first run anyway.
+ */
+const QUIET_NPM = {
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'warn',
+  npm_config_prefer_offline: 'true',
+};
 
 /**
  * The runtime: the system Node.js, or the official Linux x64 build of `version` from the npm

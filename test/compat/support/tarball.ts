@@ -1,15 +1,10 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { cached, evictStale } from './cache';
+import { renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { cached, evictStale, filesUnder, hashOfFiles } from './cache';
 import { runOrFail } from './run';
 
 export const REPO_ROOT = join(__dirname, '..', '..', '..');
 const LIB = join(REPO_ROOT, 'libs', 'priority-queue');
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
-}
 
 /** Hash of everything the package is built from. */
 function sourceHash(): string {
@@ -21,10 +16,8 @@ function sourceHash(): string {
     join(REPO_ROOT, 'tsconfig.json'),
     join(REPO_ROOT, 'LICENSE'),
     join(REPO_ROOT, 'scripts', 'build-lib.js'),
-  ].sort();
-  const h = createHash('sha256');
-  for (const f of inputs) h.update(relative(REPO_ROOT, f)).update('\0').update(readFileSync(f)).update('\0');
-  return h.digest('hex').slice(0, 16);
+  ];
+  return hashOfFiles(inputs, REPO_ROOT);
 }
 
 export interface PackedLibrary {

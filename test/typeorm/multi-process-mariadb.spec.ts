@@ -1,0 +1,3 @@
+import { multiProcessSuite } from './multi-process-suite';
+
+multiProcessSuite('mariadb');
