@@ -434,7 +434,8 @@ $fn$;
 -- past its deadline, a release, a due rate token, a lane mark or a due staged task: steps 0 to 4)
 -- or a ready lane (step 5). When all are false, claim on the same snapshot would skip steps 0 to 4
 -- and find no lane: it changes nothing and claims nothing. Mirrors claim's probe and the ready
--- index read of step 5 (keep them in step), nothing of core. Locks: none (plain reads).
+-- index read of step 5 (keep them in step), nothing of core. Locks: none (plain reads). Plans:
+-- the settings of claim, for the same reasons (see there).
 CREATE OR REPLACE FUNCTION {{prefix}}claim_work(p_queue varchar, p_now bigint)
 RETURNS boolean
 LANGUAGE plpgsql
