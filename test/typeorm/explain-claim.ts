@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     }
     const [k1, k2] = (big as unknown as { ctx: { db: { lockKeys: [number, number] } } }).ctx.db.lockKeys;
     const t = performance.now();
-    const rows: unknown[] = await qr.query(`SELECT * FROM pq_claim('big', NULL, 16, 60000, 'explain', 'explain', ${k1}, ${k2}, 0, false, NULL, false)`);
+    const rows: unknown[] = await qr.query(`SELECT * FROM pq_claim('big', NULL, 16, 60000, 'explain', 'explain', ${k1}, ${k2}, 0, false)`);
     const ms = performance.now() - t;
     await qr.query('SET client_min_messages = notice');
     await qr.release();

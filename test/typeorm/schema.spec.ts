@@ -26,7 +26,7 @@ const T0 = 1_700_000_000_000;
 const EXPECTED: Record<DialectName, { tables: string[]; functions: string[]; triggers: string[] }> = {
   postgres: {
     tables: ['fair_levels', 'fair_tags', 'lane_marks', 'lanes', 'queues', 'releases', 'resources', 'schema_version', 'sweeps', 'tasks', 'tenant_weights'],
-    functions: ['claim', 'claim_polls', 'claim_work', 'complete_and_claim', 'complete_leased', 'fair_tag', 'next_finish_tag', 'task_history', 'woken_lock'],
+    functions: ['claim', 'claim_polls', 'complete_and_claim', 'complete_leased', 'fair_tag', 'next_finish_tag', 'task_history'],
     triggers: ['tasks_history'],
   },
   mariadb: {

@@ -14,21 +14,18 @@ import { PG_TASK_RESULT, perTables, pgClaimFunctionName, pgStoreError } from './
  * and timed-out rows plus the next wake-up, and (DESIGN §7) the tasks its due deadline boosts
  * raised, in firing order, as the boosts wrote them. Each claimed row comes with its ctid, kept with the
  * row in the lease cache for the task's complete (context.ts LeasedRow).
- * `woken`: the claim runs because a NOTIFY arrived (the store saw one since its last claim): it
- * does not queue behind the queue lock, and may come back with nothing claimed at once when
- * another claim is bound to see the work (the function's try mode, 1-claim.sql woken_lock).
  */
-export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest, woken = false): Promise<SubmissionClaim> {
+export async function claimSubmissionsPg(c: StoreContext, req: ClaimRequest): Promise<SubmissionClaim> {
   const text = claimText(c.t);
   return retryOnConflict(c.d, async () => {
     const batch = randomUUID();
-    const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...pgClaimQueueArgs(c), woken]).catch(pgStoreError);
+    const rows = await c.pg!.rows(text, [c.queue, ...pgClaimArgs(c, req, batch), ...pgClaimQueueArgs(c)]).catch(pgStoreError);
     return fromRows(c, rows, req, batch);
   });
 }
 
 const claimText = perTables(
-  (t) => `SELECT * FROM ${pgClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
+  (t) => `SELECT * FROM ${pgClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS f(kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
 );
 
 /**
@@ -43,11 +40,10 @@ export function pgClaimArgs(c: StoreContext, req: ClaimRequest, batch: string): 
 /**
  * The claim function's arguments after those of pgClaimArgs (claim, complete_and_claim): the
  * queue's advisory lock keys, its aging interval and whether it has fairness (what init() holds
- * equal to the queues row, so the claim does not read it), and the wake channel a full claim
- * NOTIFYs when it leaves work behind.
+ * equal to the queues row, so the claim does not read it).
  */
 export function pgClaimQueueArgs(c: StoreContext): unknown[] {
-  return [...c.db.lockKeys, c.aging, c.fair, c.channel];
+  return [...c.db.lockKeys, c.aging, c.fair];
 }
 
 /** The claim function's rows as the claim (completeAndClaim reads its part of the combined call's rows with it). */

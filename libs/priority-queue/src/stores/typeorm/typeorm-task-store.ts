@@ -140,12 +140,6 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly runMigrations: boolean;
   private readonly tuneSqlite: boolean;
   private listener: PgWakeListener | null = null;
-  /**
-   * PostgreSQL: a NOTIFY (or the listener's reconnect) arrived since this store's last claim, so
-   * that claim is a woken one (claimSubmissionsPg `woken`): it does not queue behind the claims
-   * the same NOTIFY started in other processes.
-   */
-  private notified = false;
   /** This process's wake-ups of the queue (shared with the other stores of the DataSource and queue). */
   private readonly wakes: LocalWakes;
   /** MySQL / MariaDB and SQLite: wake-ups from other processes (null when wakePollMs is 0). */
@@ -356,10 +350,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   claimSubmissions(request: ClaimRequest): Promise<SubmissionClaim> {
     this.open();
-    if (this.ctx.d.kind !== 'postgres') return claimSubmissions(this.ctx, request);
-    const woken = this.notified;
-    this.notified = false;
-    return claimSubmissionsPg(this.ctx, request, woken);
+    return this.ctx.d.kind === 'postgres' ? claimSubmissionsPg(this.ctx, request) : claimSubmissions(this.ctx, request);
   }
 
   claimPolls(request: ClaimRequest): Promise<Task[]> {
@@ -414,7 +405,6 @@ export class TypeOrmTaskStore implements TaskStore {
   completeAndClaim(completes: readonly CompleteCall[], request: ClaimRequest): Promise<CompleteAndClaimResult> {
     this.open();
     if (completes.some((k) => k.outcome.remove)) return completeThenClaim(this, completes, request);
-    this.notified = false; // this claim waits for the queue lock: it reads after the NOTIFY's commit
     return completeAndClaimSql(this.ctx, completes, request);
   }
 
@@ -535,8 +525,6 @@ export class TypeOrmTaskStore implements TaskStore {
   /**
    * This process's writes wake at once (LocalWakes); other processes' through PostgreSQL
    * LISTEN/NOTIFY on a dedicated connection, or the change watcher on MySQL / MariaDB and SQLite.
-   * A NOTIFY wakes every idle worker of every process: the next claim after one is a woken claim
-   * (`notified`); local wake-ups and timers keep the claim that waits for the queue lock.
    */
   async subscribe(listener: () => void): Promise<() => Promise<void>> {
     this.open();
@@ -545,10 +533,7 @@ export class TypeOrmTaskStore implements TaskStore {
     try {
       if (this.ctx.d.kind === 'postgres') {
         if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
-        offRemote = await this.listener.add(() => {
-          this.notified = true;
-          listener();
-        });
+        offRemote = await this.listener.add(listener);
       } else if (this.watcher) {
         offRemote = await this.watcher.add(listener);
       }

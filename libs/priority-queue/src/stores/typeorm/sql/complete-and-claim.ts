@@ -37,7 +37,7 @@ export async function completeAndClaimSql(c: StoreContext, completes: readonly C
 }
 
 const combinedText = perTables(
-  (t) => `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+  (t) => `SELECT f.* FROM ${pgCompleteAndClaimFunctionName(t)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
       AS f(part, kind, wake, tid, ${PG_TASK_RESULT.map(([n]) => n).join(', ')})`,
 );
 

@@ -1,19 +1,13 @@
 -- Above ~400 lines on purpose: one function is one atomic claim (DESIGN §3: boosts, timeouts, rate
 -- tokens, releases, marks, then the lane loop under one queue lock); split, its steps would need
--- their own locks and round trips. Its two helpers (claim_work, woken_lock: how a claim woken by
--- a NOTIFY takes the queue lock) follow it in this file, so that their locking argument is read
--- beside the steps it relies on. The header below names the core function each step mirrors.
--- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2, aging, fair, channel, try): the whole claimSubmissions
+-- their own locks and round trips. The header below names the core function each step mirrors.
+-- {{prefix}}claim(queue, now, limit, leaseMs, owner, batch, lock1, lock2, aging, fair): the whole claimSubmissions
 -- of the PostgreSQL store in ONE statement, called as an autocommit SELECT by
 -- claim-submissions.pg.ts (plans cached by PL/pgSQL). Rows out as (kind, wake, ctid, task
 -- columns): kind 3 = raised by a deadline boost (whole row as the boost wrote it, wake = the
 -- priority before, in firing order), 2 = timed out (whole row), 1 = claimed (NULL in the columns the caller knows:
 -- status, lease owner / id / end, updated_at, and staged, lane_key; wake carries the claim's now,
 -- claim-submissions.pg.ts fills them in), 0 = the one row that carries the next wake-up hint.
--- try: the claim was woken by a NOTIFY (the store saw one arrive since its last claim): the queue
--- lock through woken_lock, which may answer that this claim can return at once (then only the
--- next wake-up hint of step 6 is read). channel: the queue's wake channel, NOTIFYed by a full
--- claim that leaves a lane ready (step 8); NULL = never.
 --
 -- Mirrors, and is held to the reference model by the model-based test with the rest of the store:
 -- - the lane loop: claimFromLanes (core/claim-loop.ts), as the generic SQL path runs it
@@ -48,7 +42,7 @@
 -- entries of tasks claimed before (dead until vacuumed).
 --
 -- Locks: pg_advisory_xact_lock(lock1, lock2), the queue lock, held until the statement's implicit
--- COMMIT (try: woken_lock takes it, or nothing is read under it): claims of one queue are serialised, and the resource counters and V[p]
+-- COMMIT: claims of one queue are serialised, and the resource counters and V[p]
 -- ({{prefix}}fair_levels) are written only here.
 -- Boosts (step 0) lock their task rows FOR UPDATE in (boost_due, seq) order, then fair_tag()
 -- locks the fair_tags rows of their re-tags in its fixed order, as creates do (no lock cycle
@@ -85,7 +79,7 @@
 -- dead entries inserts clean up): 36 blocks per claim of 1 after 2,000 or 8,000 claims.
 CREATE OR REPLACE FUNCTION {{prefix}}claim(
   p_queue varchar, p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar,
-  p_lock1 integer, p_lock2 integer, p_aging bigint, p_fair boolean, p_channel varchar, p_try boolean)
+  p_lock1 integer, p_lock2 integer, p_aging bigint, p_fair boolean)
 RETURNS TABLE (
   o_kind smallint, o_wake bigint, o_ctid tid, o_seq bigint, o_id varchar,
   o_idempotency_key varchar, o_type varchar, o_payload text, o_priority integer, o_run_at bigint,
@@ -131,13 +125,8 @@ DECLARE
   v_keys_t varchar[];
   v_to integer[];
   v_unused varchar[];
-  v_locked boolean := true;
 BEGIN
-  IF p_try THEN
-    v_locked := {{prefix}}woken_lock(p_queue, p_now, p_lock1, p_lock2);
-  ELSE
-    PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
-  END IF;
+  PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
   v_now := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
 
   -- whether steps 0 to 4 have anything to do, in ONE statement after the lock (its snapshot sees
@@ -153,17 +142,14 @@ BEGIN
   -- - v_rate: a lane whose rate token is due (lanes_parked_until), for step 3;
   -- - v_merge: a lane mark or a due staged task (lane_marks_queue, tasks_staged), for step 4;
   --   step 0 sets it when a boost re-staged a task.
-  -- Without the queue lock (try), all stay NULL: steps 0 to 5 do nothing.
-  IF v_locked THEN
-    SELECT (SELECT boost_due FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL ORDER BY boost_due LIMIT 1),
-      EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
-        AND deadline_at <= v_now AND run_at <= v_now),
-      EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue),
-      EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now),
-      EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
-        OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now)
-      INTO v_due, v_timeouts, v_releases, v_rate, v_merge;
-  END IF;
+  SELECT (SELECT boost_due FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL ORDER BY boost_due LIMIT 1),
+    EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
+      AND deadline_at <= v_now AND run_at <= v_now),
+    EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue),
+    EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now),
+    EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
+      OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now)
+    INTO v_due, v_timeouts, v_releases, v_rate, v_merge;
 
   -- 0. due deadline boosts fire before anything looks at the order (tasks_boost_due: unfired
   -- boosts only). Every due boost fires (boost_due = NULL); a task still PENDING_SUBMIT below
@@ -260,7 +246,7 @@ BEGIN
   -- strictly forward (the next head is strictly after the last key read), so the rounds are at
   -- most the parkings + the tasks claimed + one per stale head (+ rows a concurrent cancel /
   -- changePriority took out of the lane). Two statements per round that claims.
-  WHILE v_locked AND v_n < p_limit LOOP
+  WHILE v_n < p_limit LOOP
     -- the best ready lane (lane_tid: its row version's ctid), the head of the second-best (b1 ..
     -- b5, NULL when it is alone: one read of the ready index, two entries; two lanes never share
     -- a head, each head is the key of a task of its own lane) and the lane's provider resource
@@ -412,108 +398,9 @@ BEGIN
       ON CONFLICT (queue, priority) DO UPDATE SET vtime = greatest(fl.vtime, excluded.vtime);
   END IF;
 
-  -- 8. a full batch that leaves a lane ready (a task this claim could not take for its limit, or
-  -- a lane it did not reach): NOTIFY the wake channel (sent at COMMIT), so that idle workers
-  -- claim the rest. The claims woken by a create may have returned at once (woken_lock): this
-  -- is how a burst reaches every worker. One probe of the ready index, only when full.
-  IF p_channel IS NOT NULL AND p_limit > 0 AND v_n >= p_limit THEN
-    IF EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1) THEN
-      PERFORM pg_notify(p_channel, '');
-    END IF;
-  END IF;
-
   o_kind := 0;
   o_wake := v_wake;
   o_ctid := NULL;
   RETURN NEXT;
-END
-$fn$;
-
--- {{prefix}}claim_work(queue, now): whether a claim at `now` would do anything, read WITHOUT the
--- queue lock (woken_lock's checks): the conditions of claim's probe (a due boost, a due candidate
--- past its deadline, a release, a due rate token, a lane mark or a due staged task: steps 0 to 4)
--- or a ready lane (step 5). When all are false, claim on the same snapshot would skip steps 0 to 4
--- and find no lane: it changes nothing and claims nothing. Mirrors claim's probe and the ready
--- index read of step 5 (keep them in step), nothing of core. Locks: none (plain reads). Plans:
--- the settings of claim, for the same reasons (see there).
-CREATE OR REPLACE FUNCTION {{prefix}}claim_work(p_queue varchar, p_now bigint)
-RETURNS boolean
-LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan
-SET max_parallel_workers_per_gather = 0
-SET enable_seqscan = off
-AS $fn$
-DECLARE
-  v_now bigint := coalesce(p_now, (floor(extract(epoch from clock_timestamp()) * 1000))::bigint);
-BEGIN
-  RETURN EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND ready = 1)
-    OR EXISTS (SELECT 1 FROM {{prefix}}lane_marks WHERE queue = p_queue)
-    OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND staged = 1 AND run_at <= v_now)
-    OR EXISTS (SELECT 1 FROM {{prefix}}releases WHERE queue = p_queue)
-    OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND status = 'PENDING_SUBMIT' AND deadline_at IS NOT NULL
-      AND deadline_at <= v_now AND run_at <= v_now)
-    OR EXISTS (SELECT 1 FROM {{prefix}}tasks WHERE queue = p_queue AND boost_due IS NOT NULL AND boost_due <= v_now)
-    OR EXISTS (SELECT 1 FROM {{prefix}}lanes WHERE queue = p_queue AND parked_until IS NOT NULL AND parked_until <= v_now);
-END
-$fn$;
-
--- {{prefix}}woken_lock(queue, now, lock1, lock2): the queue lock for a claim woken by a NOTIFY
--- (claim with p_try), or false: the claim may return at once, claiming nothing. A NOTIFY wakes
--- the idle workers of every process at once; had each of their claims waited for the queue lock,
--- they would run one after the other and the one that gets the new task could come last (32 idle
--- workers: 33 claims for one task, which started 39 ms after its submit).
---
--- Locks: the queue lock pg_advisory_xact_lock(lock1, lock2) (claim's), and the waiter key: the
--- same 64 bits as one bigint, a SESSION lock (pg_try_advisory_lock(bigint): another key space
--- than the int4 pairs, so no queue lock is a waiter key). The waiter key is only ever tried,
--- never waited for, and held by a session that holds nothing else (this runs before any other
--- statement of claim): no wait cycle goes through it. A session lock outlives the transaction
--- and the pool hands the connection on, so every way out of the block that holds it releases it:
--- the handler catches query_canceled too (statement_timeout, a cancel), which OTHERS leaves out.
---
--- Why a claim may return empty: let W be the woken claim, started after the commit C that woke it
--- (or after any commit before W's call: the argument needs nothing else of C).
--- 1. claim_work finds nothing, no lock: what is committed now (after C) gives a claim nothing to
---    do: committed claims took what C made claimable (or its limits refuse it). false.
--- 2. another session S holds the waiter key: false. S took it before W's try and releases it at
---    3c, after W's try, before any read of its claim: S's claim (3b) or its claim_work of 3d (and
---    then its claim) reads after C. So S takes what C made claimable, or finds it taken. When
---    S's batch fills up before it, S's claim NOTIFYs (claim's step 8): W is woken again.
--- 3. W holds the waiter key (W is the S of the claims that fail 2 from now on):
---    a. claim_work again, now that no other woken claim is between its check and the lock;
---    b. work: W waits for the queue lock (pg_advisory_xact_lock);
---    c. W releases the waiter key, before any read: every claim that failed 2 against W's key
---       did so before this point;
---    d. no work at a: claim_work once more, now after every failed try of 2 against W's key:
---       nothing: false; work: W waits for the queue lock as an ordinary claim. true.
--- Cost of a wake-up of idle workers: a woken claim takes the queue lock only at 3b or 3d. One at
--- 3b got the key only after the previous one at 3b held the queue lock, so its check of 3a
--- reads after the commit of the claim before that one: when one claim took all the work, at most
--- two claims take the queue lock (the one that took it, and one that checked before its commit),
--- and the others return after one or two index reads. 3d takes it only for work committed
--- between 3a and 3d. The queue lock is not tried first: a claim whose check of 1 was made before
--- another's commit could then take it after, and read for nothing.
-CREATE OR REPLACE FUNCTION {{prefix}}woken_lock(p_queue varchar, p_now bigint, p_lock1 integer, p_lock2 integer)
-RETURNS boolean
-LANGUAGE plpgsql
-AS $fn$
-DECLARE
-  v_waiter bigint := (p_lock1::bigint << 32) | (p_lock2::bigint & 4294967295);
-  v_work boolean;
-BEGIN
-  IF NOT {{prefix}}claim_work(p_queue, p_now) THEN RETURN false; END IF;
-  IF NOT pg_try_advisory_lock(v_waiter) THEN RETURN false; END IF;
-  BEGIN
-    v_work := {{prefix}}claim_work(p_queue, p_now);
-    IF v_work THEN PERFORM pg_advisory_xact_lock(p_lock1, p_lock2); END IF;
-    PERFORM pg_advisory_unlock(v_waiter);
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    PERFORM pg_advisory_unlock(v_waiter);
-    RAISE;
-  END;
-  IF v_work THEN RETURN true; END IF;
-  IF NOT {{prefix}}claim_work(p_queue, p_now) THEN RETURN false; END IF;
-  PERFORM pg_advisory_xact_lock(p_lock1, p_lock2);
-  RETURN true;
 END
 $fn$;

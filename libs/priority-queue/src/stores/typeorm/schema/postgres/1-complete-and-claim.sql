@@ -1,5 +1,5 @@
 -- {{prefix}}complete_and_claim(queue, the arguments of complete_leased after its queue, then those of
--- claim after its queue but its last, try): TaskStore.completeAndClaim in ONE round trip (sql/complete-and-claim.pg.ts),
+-- claim after its queue): TaskStore.completeAndClaim in ONE round trip (sql/complete-and-claim.pg.ts),
 -- BullMQ's move-to-finished-and-fetch-next. It calls {{prefix}}complete_leased
 -- (1-complete-leased.sql), then {{prefix}}claim (1-claim.sql), in the statement's one transaction:
 -- the claim applies the releases rows the completes appended, so it sees the slots they freed, as
@@ -15,14 +15,12 @@
 -- stay locked while the claim waits for the queue lock. Nothing that holds the queue lock waits
 -- for a row in flight under a live lease (claims write pending rows; the recovery sweep takes
 -- expired or past-deadline ones), and a deadlock PostgreSQL reports all the same is retried by
--- the caller (retryOnConflict). The claim never runs in try mode here (1-claim.sql woken_lock):
--- this is a busy worker's call, whose completes free slots the claim should fill, and woken_lock's
--- waiter key may be held only by a session that holds nothing else, unlike this one.
+-- the caller (retryOnConflict).
 CREATE OR REPLACE FUNCTION {{prefix}}complete_and_claim(
   p_queue varchar, p_nows bigint[], p_ids varchar[], p_tids tid[], p_leases varchar[], p_versions integer[], p_statuses varchar[],
   p_results text[], p_errors text[], p_attempts integer[],
   p_now bigint, p_limit integer, p_lease_ms bigint, p_owner varchar, p_batch varchar, p_lock1 integer, p_lock2 integer,
-  p_aging bigint, p_fair boolean, p_channel varchar)
+  p_aging bigint, p_fair boolean)
 RETURNS TABLE (
   o_part smallint, o_kind smallint, o_wake bigint, o_ctid tid, o_seq bigint, o_id varchar,
   o_idempotency_key varchar, o_type varchar, o_payload text, o_priority integer, o_run_at bigint,
@@ -54,6 +52,6 @@ BEGIN
       k.o_idempotent, k.o_lease_owner, k.o_lease_id, k.o_lease_until, k.o_result, k.o_error,
       k.o_external_id, k.o_next_poll_at, k.o_poll_errors, k.o_cancel_requested, k.o_updated_at,
       k.o_finished_at, k.o_k2, k.o_boost_at, k.o_boost_priority
-    FROM {{prefix}}claim(p_queue, p_now, p_limit, p_lease_ms, p_owner, p_batch, p_lock1, p_lock2, p_aging, p_fair, p_channel, false) k;
+    FROM {{prefix}}claim(p_queue, p_now, p_limit, p_lease_ms, p_owner, p_batch, p_lock1, p_lock2, p_aging, p_fair) k;
 END
 $fn$;

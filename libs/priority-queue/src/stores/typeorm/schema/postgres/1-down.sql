@@ -3,10 +3,8 @@
 -- returns the tasks row type.
 DROP TRIGGER IF EXISTS {{prefix}}tasks_history ON {{prefix}}tasks;
 DROP FUNCTION IF EXISTS {{prefix}}task_history();
-DROP FUNCTION IF EXISTS {{prefix}}complete_and_claim(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[], integer[], bigint, integer, bigint, varchar, varchar, integer, integer, bigint, boolean, varchar);
-DROP FUNCTION IF EXISTS {{prefix}}claim(varchar, bigint, integer, bigint, varchar, varchar, integer, integer, bigint, boolean, varchar, boolean);
-DROP FUNCTION IF EXISTS {{prefix}}woken_lock(varchar, bigint, integer, integer);
-DROP FUNCTION IF EXISTS {{prefix}}claim_work(varchar, bigint);
+DROP FUNCTION IF EXISTS {{prefix}}complete_and_claim(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[], integer[], bigint, integer, bigint, varchar, varchar, integer, integer, bigint, boolean);
+DROP FUNCTION IF EXISTS {{prefix}}claim(varchar, bigint, integer, bigint, varchar, varchar, integer, integer, bigint, boolean);
 DROP FUNCTION IF EXISTS {{prefix}}complete_leased(varchar, bigint[], varchar[], tid[], varchar[], integer[], varchar[], text[], text[], integer[]);
 DROP FUNCTION IF EXISTS {{prefix}}claim_polls(varchar, bigint, integer, bigint, varchar, varchar);
 DROP FUNCTION IF EXISTS {{prefix}}fair_tag(varchar, varchar[], integer[]);
