@@ -7,6 +7,7 @@
  * start + 100 ms (by kind), the connections opened meanwhile, and for the last wake every hop
  * (notification arrivals, statements sent and answered) with its time.
  * `node -r ./test/support/register.js test/bench/profile/pg-idle-wake.ts [workers] [wakes] [idleMs]`
+ * PQ_CONCURRENCY sets the workers' concurrency (default 16).
  */
 import { DataSource } from 'typeorm';
 import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
     const queue = new PriorityQueue({ store: submitter.store, registry });
     for (let k = 0; k < n; k++) {
       const e = await mk();
-      e.worker = new Worker({ store: e.store, registry, concurrency: 16 });
+      e.worker = new Worker({ store: e.store, registry, concurrency: Number(process.env.PQ_CONCURRENCY ?? 16) });
       await e.worker.start();
     }
     await submitter.ds.query("ALTER SYSTEM SET track_functions = 'pl'");
