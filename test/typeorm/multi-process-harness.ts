@@ -70,17 +70,35 @@ export interface LimitSpec {
  */
 export function maxOverLimit(events: readonly AuditEvent[], spec: LimitSpec): string[] {
   const sorted = [...events].sort((a, b) => a.t - b.t || (a.e === b.e ? 0 : a.e === 'f' ? -1 : 1));
-  const live = new Map<string, number>();
+  const live = new Map<string, AuditEvent[]>();
+  const lastFinish = new Map<string, AuditEvent>();
   const problems: string[] = [];
+  // a problem names the handlers running at that instant and the key's last finish, so a
+  // failure says whether it is an overlap of microseconds across processes or a real one
+  const show = (e: AuditEvent) => `${e.id}@${e.pid} t=${e.t.toFixed(3)} claimAt=${e.claimAt} attempts=${e.attempts}`;
   for (const ev of sorted) {
     const keys: Array<[string, number | null]> = [];
     if (ev.account !== null) keys.push([`a:${ev.provider}/${ev.account}`, spec.accountConcurrency[`${ev.provider}/${ev.account}`] ?? null]);
     if (ev.tenant !== null) keys.push([`t:${ev.tenant}`, spec.tenantQuota[ev.tenant] ?? spec.defaultTenantQuota]);
     if (ev.ckey !== null) keys.push([`c:${ev.ckey}`, spec.ckeyLimit[ev.ckey] ?? 1]);
     for (const [k, limit] of keys) {
-      const n = (live.get(k) ?? 0) + (ev.e === 's' ? 1 : -1);
-      live.set(k, n);
-      if (ev.e === 's' && limit !== null && n > limit) problems.push(`${k}: ${n} running > limit ${limit} at ${ev.t.toFixed(3)}`);
+      const running = live.get(k) ?? [];
+      live.set(k, running);
+      if (ev.e === 'f') {
+        const i = running.findIndex((r) => r.id === ev.id && r.pid === ev.pid);
+        if (i >= 0) running.splice(i, 1);
+        else running.pop(); // a finish without its start: keep the count as the plain replay had it
+        lastFinish.set(k, ev);
+        continue;
+      }
+      running.push(ev);
+      if (limit !== null && running.length > limit) {
+        const last = lastFinish.get(k);
+        problems.push(
+          `${k}: ${running.length} running > limit ${limit} at ${ev.t.toFixed(3)} [${running.map(show).join('; ')}]` +
+            (last ? ` last finish ${show(last)}` : ''),
+        );
+      }
     }
   }
   return problems;
