@@ -87,7 +87,6 @@ export function maxOverLimit(events: readonly AuditEvent[], spec: LimitSpec): st
       if (ev.e === 'f') {
         const i = running.findIndex((r) => r.id === ev.id && r.pid === ev.pid);
         if (i >= 0) running.splice(i, 1);
-        else running.pop(); // a finish without its start: keep the count as the plain replay had it
         lastFinish.set(k, ev);
         continue;
       }

@@ -1,4 +1,4 @@
-import { accountKey, PriorityQueue, TaskStatus, TaskTypeRegistry, type SubmitInput, type TaskStore } from '../../libs/priority-queue/src/core';
+import { PriorityQueue, TaskStatus, TaskTypeRegistry, type SubmitInput, type TaskStore } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { rng } from '../contract/harness';
 import type { AuditEvent, ChildConfig } from './fixtures/worker-child';
@@ -141,7 +141,6 @@ export function multiProcessSuite(dialect: DialectName): void {
       // every slot taken was given back (a claim applies the last releases)
       await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
       expect(await slotCounters(db, queue)).toEqual({});
-      void accountKey;
       await store.close();
     });
 

@@ -179,7 +179,7 @@ export class CompatApp {
     // tsc's verdict and output depend on the sources, the pinned packages (TypeScript and
     // @types/node among them) and the library's tarball, not on the Node.js running it: each app
     // compiles once per library state, and runs from that output under every Node.js line
-    const distKey = cacheKey({ deps: c.dependencies, overrides: c.overrides, type: c.moduleType, lib: basename(this.lib.tarball), template: templateHash(), steps: stepsIndex, tsconfig: tsconfig(c) });
+    const distKey = cacheKey({ ...pins, lib: basename(this.lib.tarball), template: templateHash(), steps: stepsIndex, tsconfig: tsconfig(c) });
     const distName = `dist-${c.id}-${distKey}`;
     let compileMs = 0;
     const compiled = await cached(distName, async (tmp) => {
