@@ -296,3 +296,93 @@ describe.each(KINDS)('Idle worker on %s', (kind) => {
     expect(workers.flatMap((w) => w.errors)).toEqual([]);
   });
 });
+
+/**
+ * A create's wake-up reaches every idle worker of the queue in every process. On Redis and
+ * PostgreSQL it says so (WakeReason 'submissions'): each woken worker sends one claim, not a
+ * claim and a poll claim (a create cannot make a poll claimable). Writes that can (a cancel of a
+ * polled task, a limit change, a recovery) wake without a reason, and the poll claims still
+ * follow them.
+ */
+describe.each(['redis', 'postgres'] as const)('Wake-ups of idle workers on %s', (kind) => {
+  it("a create wakes with 'submissions'; a limit change wakes without a reason", async () => {
+    const own = await stores.open(kind);
+    const other = await own.again();
+    const reasons: Array<string | undefined> = [];
+    const off = await own.store.subscribe!((what) => reasons.push(what));
+    const registry = new TaskTypeRegistry();
+    registry.register('job', {}, { run: () => undefined }, 'IdleHandler');
+    const producer = new PriorityQueue({ store: other.store, registry });
+    const waitFor = async (n: number) => {
+      while (reasons.length < n) await sleep(5);
+    };
+    await producer.submit({ type: 'job' });
+    await waitFor(1);
+    await other.store.setLimits({ kind: 'provider', providerKey: 'p', qps: 5 });
+    await waitFor(2);
+    await off();
+    expect(reasons).toEqual(['submissions', undefined]);
+  });
+
+  it('a submit costs each idle worker of another client one claim and no poll claim', async () => {
+    const first = await stores.open(kind);
+    const handles: OpenedStore[] = [first];
+    for (let i = 1; i < 4; i++) handles.push(await first.again());
+    const s = startedSet();
+    const counted = handles.map((h) => countingStore(h.store));
+    const workers = counted.map(({ store }) => worker(store, s.started, { idlePollMs: 3_600_000, recoverEveryMs: 3_600_000 }));
+    await Promise.all(workers.map((w) => w.worker.start()));
+    await Promise.all(counted.map((c) => c.calls.answered('claimSubmissions', 1))); // start-up rounds over
+    await sleep(600); // past the poll check of the start-up round (busyPollMs)
+    const producerStore = (await first.again()).store;
+    const producer = new PriorityQueue({ store: producerStore, registry: workers[0].registry });
+    const count = (m: string) => counted.reduce((n, c) => n + (c.calls.by.get(m) ?? 0), 0);
+    const before = { claims: count('claimSubmissions'), polls: count('claimPolls') };
+    const t = await producer.submit({ type: 'job' });
+    await s.until(t.id);
+    await Promise.all(workers.map((w) => w.worker.whenIdle()));
+    await sleep(300); // every woken worker's round sent and answered
+    await Promise.all(counted.map((c) => c.calls.answered('claimSubmissions', c.calls.by.get('claimSubmissions') ?? 0)));
+    const claims = count('claimSubmissions') - before.claims;
+    const polls = count('claimPolls') - before.polls;
+    await Promise.all(workers.map((w) => w.worker.stop()));
+    // the one whose handler ran claims polls when its slot frees (as a busy worker does every
+    // busyPollMs); before, each of the four woken workers also claimed polls (five poll claims)
+    expect(polls).toBeLessThanOrEqual(1);
+    // one claim per woken worker, one more when the handler's slot freed
+    expect(claims).toBeGreaterThanOrEqual(4);
+    expect(claims).toBeLessThanOrEqual(5);
+    expect(workers.flatMap((w) => w.errors)).toEqual([]);
+  });
+
+  it('a cancel of a polled task still reaches the idle worker that polls it, through the poll claim its wake-up sets off', async () => {
+    const own = await stores.open(kind);
+    const other = await own.again();
+    const cancelled: string[] = [];
+    const registry = new TaskTypeRegistry();
+    registry.register(
+      'job',
+      { pollIntervalMs: 3_600_000 },
+      {
+        submit: () => ({ externalId: 'ext-1' }),
+        poll: () => ({ done: false }),
+        cancel: ({ externalId }) => void cancelled.push(externalId),
+      },
+      'PolledHandler',
+    );
+    const { store, calls } = countingStore(own.store);
+    const w = new Worker({ store, registry, idlePollMs: 3_600_000, recoverEveryMs: 3_600_000 });
+    await w.start();
+    await calls.answered('claimSubmissions', 1);
+    const producer = new PriorityQueue({ store: other.store, registry });
+    const t = await producer.submit({ type: 'job' });
+    while ((await other.store.get(t.id))?.status !== TaskStatus.SUBMITTED) await sleep(10);
+    await sleep(600); // past the poll check of the rounds the submit set off: only the cancel's wake-up claims polls
+    await producer.cancel(t.id);
+    // without a poll claim the worker would not see the request before its safety poll (an hour)
+    for (let i = 0; i < 2000 && (await other.store.get(t.id))?.status !== TaskStatus.CANCELED; i++) await sleep(10);
+    await w.stop();
+    expect((await other.store.get(t.id))?.status).toBe(TaskStatus.CANCELED);
+    expect(cancelled).toEqual(['ext-1']);
+  });
+});

@@ -100,5 +100,6 @@ export type {
   SweepRequest,
   StorePolicies,
   BoostedTask,
+  WakeReason,
 } from './core/task-store.port';
 export type { NewTask, Fence, Transition } from './core/task';

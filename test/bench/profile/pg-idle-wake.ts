@@ -5,7 +5,10 @@
  * are submitted one at a time (200-1000 ms apart); for each it prints the time from the submit
  * call to the handler start, the statements the workers sent between the NOTIFY's arrival and the
  * start + 100 ms (by kind), the connections opened meanwhile, and for the last wake every hop
- * (notification arrivals, statements sent and answered) with its time.
+ * (notification arrivals, statements sent and answered) with its time. CPU per wake: this Node
+ * process's (process.cpuUsage) and the PostgreSQL server's (utime + stime of the postmaster's
+ * children in /proc), from the submit call to the handler start + 100 ms: what the herd costs
+ * whatever the machine's load.
  * `node -r ./test/support/register.js test/bench/profile/pg-idle-wake.ts [workers] [wakes] [idleMs]`
  * PQ_CONCURRENCY sets the workers' concurrency (default 16).
  */
@@ -18,6 +21,25 @@ import { startServers } from '../lib/servers';
 import { nowMs, percentile, sleep } from '../lib/stats';
 import { seededRandom } from '../lib/rng';
 import { runProfile } from './support/run-profile';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+/** CPU ms used so far by the processes whose parent is `ppid` (the postmaster's backends) and by it. */
+function serverCpuMs(ppid: number): number {
+  const tick = 10; // USER_HZ = 100 on Linux
+  let sum = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[1]) !== ppid && Number(d) !== ppid) continue;
+      sum += (Number(rest[11]) + Number(rest[12])) * tick;
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return sum;
+}
 
 interface Hop {
   at: number;
@@ -116,6 +138,11 @@ async function main(): Promise<void> {
     await submitter.ds.query('SELECT pg_reload_conf()');
     await sleep(idleMs);
     await submitter.ds.query('SELECT pg_stat_reset()');
+    const backend = Number(((await submitter.ds.query('SELECT pg_backend_pid() AS p')) as Array<{ p: number }>)[0].p);
+    const postmaster = Number(readFileSync(`/proc/${backend}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    const nodeCpu: number[] = [];
+    const pgCpu: number[] = [];
+    const windows: Array<[number, number]> = []; // hrtime µs, the clock of --cpu-prof's samples
     const random = seededRandom(7);
     const lat: number[] = [];
     const perWake: Array<Map<string, number>> = [];
@@ -124,12 +151,19 @@ async function main(): Promise<void> {
     for (let i = 0; i < wakes; i++) {
       await sleep(200 + random() * 800);
       const from = hops.length;
+      const pg0 = serverCpuMs(postmaster);
+      const w0 = process.hrtime.bigint();
+      const cpu0 = process.cpuUsage();
       t = nowMs();
       await queue.submit({ type: 'bench', priority: 5, payload: { i } });
       while (!started.has(i)) await sleep(1);
       const s = started.get(i)!;
       lat.push(s - t);
       await sleep(100);
+      const cpu = process.cpuUsage(cpu0);
+      windows.push([Number(w0 / 1000n), Number(process.hrtime.bigint() / 1000n)]);
+      nodeCpu.push((cpu.user + cpu.system) / 1000);
+      pgCpu.push(serverCpuMs(postmaster) - pg0);
       const window = hops.slice(from).filter((h) => h.at <= s + 100);
       const counts = new Map<string, number>();
       for (const h of window) if (!h.what.startsWith('done')) counts.set(h.what, (counts.get(h.what) ?? 0) + 1);
@@ -143,6 +177,9 @@ async function main(): Promise<void> {
       console.log(`wake ${i}: ${(s - t).toFixed(2)} ms; ${[...counts].map(([k, v]) => `${k} x${v}`).join(', ')}${fresh.length ? `; new connections: ${fresh.join(', ')}` : ''}`);
     }
     console.log(`${n} workers, ${idleMs} ms idle first: wake-up p50 ${percentile(lat, 0.5).toFixed(2)} ms, max ${Math.max(...lat).toFixed(2)} ms`);
+    if (process.env.PQ_WINDOWS) writeFileSync(process.env.PQ_WINDOWS, JSON.stringify(windows));
+    const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+    console.log(`CPU per wake (submit to start + 100 ms), mean: Node ${mean(nodeCpu).toFixed(1)} ms, PostgreSQL ${mean(pgCpu).toFixed(1)} ms (10 ms ticks)`);
     await sleep(50);
     for (const r of (await submitter.ds.query(
       `SELECT funcname, calls, round((total_time / calls)::numeric, 3) AS total_ms, round((self_time / calls)::numeric, 3) AS self_ms FROM pg_stat_user_functions WHERE calls > 0 ORDER BY calls DESC`,

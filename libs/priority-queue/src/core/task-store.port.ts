@@ -9,6 +9,14 @@ import type { Fairness } from './fairness';
 import type { Fence, NewTask, Task, TaskStatus, TerminalStatus, Transition } from './task';
 
 /**
+ * What a wake-up of subscribe() announces. 'submissions': only tasks to submit may have become
+ * claimable (a create): a worker claims submissions and leaves polls to their timers, which
+ * saves one round trip per woken idle worker (a create's wake-up reaches every worker of the
+ * queue in every process).
+ */
+export type WakeReason = 'submissions';
+
+/**
  * The port every store implements (memory, Redis, TypeORM). The shared contract suite in
  * test/contract checks every rule below against each store.
  *
@@ -259,9 +267,10 @@ export interface TaskStore {
    * cluster (a create, a freed slot, a resume, a recovered task), and once after a lost
    * connection is back (what was sent meanwhile is lost). Returns an unsubscribe function.
    * Calls may be spurious; a wake-up may be lost (a pub/sub message is sent once): workers
-   * keep a slow safety poll (see idlePollMs).
+   * keep a slow safety poll (see idlePollMs). `what` narrows a call down when the store knows
+   * more (WakeReason); without it, anything may have changed.
    */
-  subscribe?(listener: () => void): Promise<() => Promise<void>>;
+  subscribe?(listener: (what?: WakeReason) => void): Promise<() => Promise<void>>;
 
   /**
    * Optional: the safety poll this store advises for idle workers (their default idlePollMs,

@@ -106,6 +106,11 @@ export class Worker {
   private wakeScheduled = false;
   private hardWake = false;
   /**
+   * A wake-up since the last round started may have made polls claimable (anything but a
+   * store's 'submissions' wake-up): only then does a soft round claim polls.
+   */
+  private pollWake = false;
+  /**
    * Local time before which a soft wake skips claimPolls: polls fall due on timers, not on every
    * finished handler, so a busy worker saves one round trip per claim.
    */
@@ -198,18 +203,20 @@ export class Worker {
     this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
-      this.unsubscribe = await this.store.subscribe(() => this.wake(false));
+      this.unsubscribe = await this.store.subscribe((what) => this.wake(false, what !== 'submissions'));
     }
     this.wake(true);
   }
 
   /**
    * Asks for a claim round soon; calls coalesce. A soft wake (hard = false) claims only when the
-   * worker is idle or at least minBatch slots are free.
+   * worker is idle or at least minBatch slots are free. polls = false: this wake-up cannot have
+   * made a poll claimable (a create elsewhere), so it alone does not make a soft round claim polls.
    */
-  wake(hard = true): void {
+  wake(hard = true, polls = true): void {
     if (this.stopping) return;
     this.hardWake ||= hard;
+    this.pollWake ||= polls;
     if (this.wakeScheduled) return;
     this.wakeScheduled = true;
     setImmediate(() => {
@@ -223,14 +230,14 @@ export class Worker {
    * of tasks dispatched. Tests drive the worker with tick() + whenIdle() instead of start().
    */
   async tick(force = true): Promise<number> {
-    return (await this.claimTick(force)).n;
+    return (await this.claimTick(force, true)).n;
   }
 
   /**
    * tick(), and whether a claim was answered in full: only then may more be claimable now (a
    * round claims again); later work comes with a wake-up (a submit, a freed slot, a due time).
    */
-  private async claimTick(force: boolean): Promise<Claimed> {
+  private async claimTick(force: boolean, polls: boolean): Promise<Claimed> {
     if (this.stopping) return NONE;
     if (!this.clockSynced) await this.syncClock();
     const free = this.freeSlots();
@@ -246,8 +253,9 @@ export class Worker {
       return { n: polls.n + subs.n, full: polls.full || subs.full, freeAfter: lastFreeAfter(polls, subs) };
     }
     const subs = await this.claimSubmissionsNow();
-    const polls = await this.claimPollsNow(false);
-    return { n: subs.n + polls.n, full: subs.full || polls.full, freeAfter: lastFreeAfter(subs, polls) };
+    if (!polls) return subs;
+    const polled = await this.claimPollsNow(false);
+    return { n: subs.n + polled.n, full: subs.full || polled.full, freeAfter: lastFreeAfter(subs, polled) };
   }
 
   /**
@@ -364,10 +372,12 @@ export class Worker {
     this.roundAgain = false;
     try {
       let force = this.hardWake;
+      const polls = this.pollWake;
       this.hardWake = false;
+      this.pollWake = false;
       let got: Claimed;
       do {
-        got = await this.claimTick(force);
+        got = await this.claimTick(force, polls);
         force = false; // a hard wake forces one tick (polls included), the rest claim as soft wakes
         // again at once only for slots still free right after the dispatch (see Claimed.freeAfter)
       } while (got.n > 0 && got.full && got.freeAfter > 0 && !this.stopping);
@@ -381,7 +391,7 @@ export class Worker {
     // within the turn have freed their slots (and, where completes ride on claims, gathered them).
     if (this.roundAgain) {
       this.roundAgain = false;
-      this.wake(false);
+      this.wake(false, false); // the wake-ups that asked for it have set pollWake as they need
     }
     // completes this round left (it claimed nothing, or they came after its claim) and no round
     // to come: written now (CompleteGatherer's claimComing)

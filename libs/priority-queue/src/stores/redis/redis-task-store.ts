@@ -33,6 +33,7 @@ import type {
   SubmittedOutcome,
   SweepRequest,
   TaskStore,
+  WakeReason,
 } from '../../core/task-store.port';
 import {
   claimedHash,
@@ -584,7 +585,7 @@ export class RedisTaskStore implements TaskStore {
     return queryReply(q, (await this.run('query', args)) as QueryReply);
   }
 
-  async subscribe(listener: () => void): Promise<() => Promise<void>> {
+  async subscribe(listener: (what?: WakeReason) => void): Promise<() => Promise<void>> {
     this.assertOpen();
     return this.wakes.subscribe(listener);
   }

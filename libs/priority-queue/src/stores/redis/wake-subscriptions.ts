@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { WakeReason } from '../../core/task-store.port';
 
 /**
  * subscribe() of the Redis store: one duplicate connection per subscription listens on the
@@ -16,20 +17,24 @@ export class WakeSubscriptions {
     private readonly channel: string,
   ) {}
 
-  async subscribe(listener: () => void): Promise<() => Promise<void>> {
+  async subscribe(listener: (what?: WakeReason) => void): Promise<() => Promise<void>> {
     const sub = this.connection.duplicate();
     this.open.add(sub);
     let scheduled = false;
-    const call = () => {
+    let anything = false; // a message of this turn was not a create's ('s'): no reason to give
+    const call = (submissionsOnly = false) => {
+      anything ||= !submissionsOnly;
       if (scheduled) return;
       scheduled = true;
       setImmediate(() => {
+        const what = anything ? undefined : 'submissions';
         scheduled = false;
-        if (this.open.has(sub)) listener();
+        anything = false;
+        if (this.open.has(sub)) listener(what);
       });
     };
-    sub.on('message', (channel: string) => {
-      if (channel === this.channel) call();
+    sub.on('message', (channel: string, message: string) => {
+      if (channel === this.channel) call(message === 's');
     });
     sub.on('error', () => undefined); // reconnects on its own; errors surface on the main connection
     try {
@@ -40,7 +45,7 @@ export class WakeSubscriptions {
     }
     // 'ready' comes again after every reconnect; ioredis sends its SUBSCRIBE right after the
     // event, so the PING queued behind it answers once the channel is listened to again
-    sub.on('ready', () => setImmediate(() => void sub.ping().then(call, () => undefined)));
+    sub.on('ready', () => setImmediate(() => void sub.ping().then(() => call(), () => undefined)));
     return () => this.release(sub);
   }
 

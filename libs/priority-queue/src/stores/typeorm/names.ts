@@ -60,3 +60,9 @@ export function tableNames(prefix: string): TableNames {
 export function notifyChannel(prefix: string, hash: Buffer, kind: 'wake' | 'events'): string {
   return `${prefix}${kind}_${hash.toString('hex').slice(0, 16)}`;
 }
+
+/**
+ * Payload of a create's NOTIFY on the wake channel: only submissions may have become claimable
+ * (subscribe()'s WakeReason 'submissions'). Every other wake NOTIFY has the empty payload.
+ */
+export const SUBMISSIONS_WAKE = 's';

@@ -34,6 +34,7 @@ import type {
   SubmittedOutcome,
   SweepRequest,
   TaskStore,
+  WakeReason,
 } from '../../core/task-store.port';
 import { ChangeWatcher } from './change-watcher';
 import type { LocalWakes } from '../../core/local-wakes';
@@ -44,7 +45,7 @@ import { claimSubmissionsPg } from './claim-submissions.pg';
 import { q, StoreContext } from './context';
 import { Db } from './db';
 import { dialectOf } from './dialects';
-import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, MAX_QUEUE_LENGTH, notifyChannel, tableNames, type TableNames } from './names';
+import { DEFAULT_QUEUE, DEFAULT_TABLE_PREFIX, isValidTablePrefix, MAX_QUEUE_LENGTH, notifyChannel, SUBMISSIONS_WAKE, tableNames, type TableNames } from './names';
 import { assertDataSource } from './data-source-check';
 import { storeEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
@@ -314,7 +315,7 @@ export class TypeOrmTaskStore implements TaskStore {
               return [t, { ...newTaskRecord(t, now!, seq), fairTag }];
             }),
           );
-          if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c));
+          if (c.d.kind === 'postgres' && fresh.some((t) => t.delayMs <= 0)) await x.rows(...notifyArgs(c, SUBMISSIONS_WAKE));
           return tasks.map((t): CreateResult => {
             const own = made.get(t);
             if (own) return { task: clone(own), created: true };
@@ -526,16 +527,16 @@ export class TypeOrmTaskStore implements TaskStore {
    * This process's writes wake at once (LocalWakes); other processes' through PostgreSQL
    * LISTEN/NOTIFY on a dedicated connection, or the change watcher on MySQL / MariaDB and SQLite.
    */
-  async subscribe(listener: () => void): Promise<() => Promise<void>> {
+  async subscribe(listener: (what?: WakeReason) => void): Promise<() => Promise<void>> {
     this.open();
-    const offLocal = this.wakes.add(listener);
+    const offLocal = this.wakes.add(() => listener());
     let offRemote: (() => Promise<void>) | null = null;
     try {
       if (this.ctx.d.kind === 'postgres') {
         if (!this.listener) this.listener = new PgWakeListener(this.dataSource, this.ctx.channel);
-        offRemote = await this.listener.add(listener);
+        offRemote = await this.listener.add((payload) => listener(payload === SUBMISSIONS_WAKE ? 'submissions' : undefined));
       } else if (this.watcher) {
-        offRemote = await this.watcher.add(listener);
+        offRemote = await this.watcher.add(() => listener());
       }
     } catch (e) {
       offLocal();

@@ -98,7 +98,7 @@ local function laneAdded(lane, min)
   local cur = redis.call('HGET', K.laneready, lane)
   if not cur or min < string.sub(cur, 1, KEYW) then
     refreshReady(lane)
-    WOKE = true -- idle workers claim the new head
+    WOKE = WOKE or 's' -- idle workers claim the new head
   end
 end
 
@@ -130,7 +130,7 @@ if ARGV[4] == '1' and ARGV[6] == '' then
     laneAdded(ARGV[15], k)
   else
     redis.call('ZADD', K.delayed, runS, id)
-    WOKE = true -- idle workers learn the new nextWakeAt
+    WOKE = WOKE or 's' -- idle workers learn the new nextWakeAt
   end
   if #boosts > 0 then redis.call('ZADD', K.boosts, unpack(boosts)) end
   redis.call('HSET', tk, unpack(h))
@@ -313,7 +313,7 @@ if #byStatus > 0 then
   for p, list in pairs(due) do zaddMany(dk('due', p), list) end
   if #delayed > 0 then
     zaddMany(K.delayed, delayed) -- (a K.<name> costs on first use)
-    WOKE = true -- idle workers learn the new nextWakeAt
+    WOKE = WOKE or 's' -- idle workers learn the new nextWakeAt
   end
   if #boosts > 0 then zaddMany(K.boosts, boosts) end
   for _, lane in ipairs(laneOrder) do

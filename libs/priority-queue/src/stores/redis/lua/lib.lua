@@ -58,7 +58,10 @@ local DUESETS = AGING > 0 or FAIR
 
 local SEP = '\031'
 local PENDING, SUBMITTING, SUBMITTED, RUNNING = 'PENDING_SUBMIT', 'SUBMITTING', 'SUBMITTED', 'RUNNING'
-local WOKE = false -- set when work may have become claimable: the script publishes at its end
+-- set when work may have become claimable: the script publishes at its end. 's' (a create's):
+-- only submissions may have (WakeSubscriptions passes it on as the WakeReason 'submissions');
+-- true: anything may have, and it wins over 's'
+local WOKE = false
 
 -- helpers: scripts.ts gives each operation only the definitions below that it uses (directly or
 -- through another one), so a call does not pay for building the others; every top-level
@@ -73,7 +76,7 @@ local function opt(s)
   return string.sub(s, 2)
 end
 local function wake()
-  if WOKE then redis.call('PUBLISH', BASE .. WAKE, '1') end
+  if WOKE then redis.call('PUBLISH', BASE .. WAKE, WOKE == 's' and 's' or '1') end
 end
 -- t[k], a table made and stored there on first use (lists and caches keyed by lane, status...).
 local function subtable(t, k)

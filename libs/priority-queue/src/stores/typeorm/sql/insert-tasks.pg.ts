@@ -1,5 +1,6 @@
 import type { NewTask } from '../../../core/task';
 import type { StoreContext } from '../context';
+import { SUBMISSIONS_WAKE } from '../names';
 import { orderColumnsSql } from '../order-columns';
 import { fairTagOf, laneId } from '../rows';
 import { pgFairTagFunctionName, pgStoreError } from '../schema/pg-functions';
@@ -90,7 +91,7 @@ export async function insertTasksPg(
         ${arr(marked.map((t) => t.tenantId), 'varchar')}, ${arr(marked.map((t) => t.concurrencyKey), 'varchar')}, ${arr(marked.map((t) => t.id), 'varchar')})
         AS m(lane, provider, account, tenant, ckey, id)
       JOIN ins i ON i.id = m.id)
-    SELECT id, seq, created_at, k2, (SELECT pg_notify(${c.channel}, '') WHERE ${notify}::boolean) AS notified FROM ins ORDER BY seq`;
+    SELECT id, seq, created_at, k2, (SELECT pg_notify(${c.channel}, ${SUBMISSIONS_WAKE}) WHERE ${notify}::boolean) AS notified FROM ins ORDER BY seq`;
   const rows = await c.pg!.rows(c.d.placeholders(s.text), s.params).catch(pgStoreError);
   if (rows.length !== tasks.length) throw new Error(`create: ${rows.length} rows inserted for ${tasks.length} tasks`);
   return {

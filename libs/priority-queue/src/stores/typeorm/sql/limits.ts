@@ -112,7 +112,8 @@ export async function setLimits(c: StoreContext, u: Exclude<LimitUpdate, { kind:
   );
 }
 
-export function notifyArgs(c: StoreContext): [string, unknown[]] {
-  const s = sql`SELECT pg_notify(${c.channel}, '')`;
+/** A NOTIFY of the queue's wake channel; payload SUBMISSIONS_WAKE for a create (names.ts). */
+export function notifyArgs(c: StoreContext, payload = ''): [string, unknown[]] {
+  const s = sql`SELECT pg_notify(${c.channel}, ${payload})`;
   return [s.text, [...s.params]];
 }
