@@ -10,7 +10,8 @@
  * children in /proc), from the submit call to the handler start + 100 ms: what the herd costs
  * whatever the machine's load.
  * `node -r ./test/support/register.js test/bench/profile/pg-idle-wake.ts [workers] [wakes] [idleMs]`
- * PQ_CONCURRENCY sets the workers' concurrency (default 16).
+ * PQ_CONCURRENCY sets the workers' concurrency (default 16); PQ_WINDOWS=<file> writes each wake's window
+ * (hrtime µs, the clock of `--cpu-prof` samples) so that a profile can be cut to the wakes.
  */
 import { DataSource } from 'typeorm';
 import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
@@ -21,25 +22,8 @@ import { startServers } from '../lib/servers';
 import { nowMs, percentile, sleep } from '../lib/stats';
 import { seededRandom } from '../lib/rng';
 import { runProfile } from './support/run-profile';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-
-/** CPU ms used so far by the processes whose parent is `ppid` (the postmaster's backends) and by it. */
-function serverCpuMs(ppid: number): number {
-  const tick = 10; // USER_HZ = 100 on Linux
-  let sum = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-      if (Number(rest[1]) !== ppid && Number(d) !== ppid) continue;
-      sum += (Number(rest[11]) + Number(rest[12])) * tick;
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return sum;
-}
+import { writeFileSync } from 'node:fs';
+import { postmasterOf, serverCpuMs } from './support/server-cpu';
 
 interface Hop {
   at: number;
@@ -139,7 +123,7 @@ async function main(): Promise<void> {
     await sleep(idleMs);
     await submitter.ds.query('SELECT pg_stat_reset()');
     const backend = Number(((await submitter.ds.query('SELECT pg_backend_pid() AS p')) as Array<{ p: number }>)[0].p);
-    const postmaster = Number(readFileSync(`/proc/${backend}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    const postmaster = postmasterOf(backend);
     const nodeCpu: number[] = [];
     const pgCpu: number[] = [];
     const windows: Array<[number, number]> = []; // hrtime µs, the clock of --cpu-prof's samples
