@@ -6,7 +6,7 @@
  * the store code exactly as the bench leaves it: compiled and type-fed by the submit row.
  *   node --max-semi-space-size=64 --expose-gc -r ./test/support/register.js \
  *     test/bench/profile/memory-create-order.ts <tree>
- * Prints user CPU per task of each row. Env: N tasks per row (default 200,000); SHAPE=queue gives
+ * Prints user CPU and minor page faults per task of each row. Env: N tasks per row (default 200,000); SHAPE=queue gives
  * the create row's tasks PriorityQueue's NewTask shape (boost and payloadFingerprint) instead of
  * the bench's old literal without them; SUBMITS=0 skips the submit row; MARK=1 prints a line
  * before each row (to find the rows in --trace-deopt / --trace-opt output).
@@ -76,10 +76,16 @@ async function setup(seed: number): Promise<{ store: MemoryTaskStore; queue: Pri
 async function row(what: string, n: number, f: () => Promise<void>): Promise<number> {
   if (MARK) console.log(`--- row: ${what}`);
   gc();
+  const faults0 = process.resourceUsage().minorPageFault;
   const c0 = process.cpuUsage();
   await f();
-  return process.cpuUsage(c0).user / n;
+  const us = process.cpuUsage(c0).user / n;
+  faults.push(`${what} ${((process.resourceUsage().minorPageFault - faults0) / n).toFixed(3)}`);
+  return us;
 }
+
+/** Minor page faults per task of each row (first touches of fresh memory: kernel time, not user CPU). */
+const faults: string[] = [];
 
 async function main(): Promise<void> {
   const out: string[] = [];
@@ -114,7 +120,7 @@ async function main(): Promise<void> {
   });
   out.push(`store.create alone ${us.toFixed(3)} µs`);
   if (first === s2) throw new Error('unreachable'); // keeps the first store alive to here
-  console.log(`${tree} (${QUEUE_SHAPE ? "PriorityQueue's" : "the bench's old"} task shape), user CPU per task: ${out.join(', ')}`);
+  console.log(`${tree} (${QUEUE_SHAPE ? "PriorityQueue's" : "the bench's old"} task shape), user CPU per task: ${out.join(', ')}; minor page faults per task: ${faults.join(', ')}`);
 }
 
 main().catch((e) => {
