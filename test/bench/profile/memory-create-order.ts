@@ -9,7 +9,8 @@
  * Prints user CPU and minor page faults per task of each row. Env: N tasks per row (default 200,000); SHAPE=queue gives
  * the create row's tasks PriorityQueue's NewTask shape (boost and payloadFingerprint) instead of
  * the bench's old literal without them; SUBMITS=0 skips the submit row; MARK=1 prints a line
- * before each row (to find the rows in --trace-deopt / --trace-opt output).
+ * before each row (to find the rows in --trace-deopt / --trace-opt output); WARM=1 runs garbage
+ * through the young generation before the create row (its pages then are touched in every tree).
  *
  * Instructions, exact on a loaded machine: each row starts and ends with process.cpuUsage()
  * (libuv's uv_getrusage, which nothing else calls here), so under
@@ -31,6 +32,7 @@ const SUBMITS = Number(process.env.SUBMITS ?? N);
 const QUEUE_SHAPE = process.env.SHAPE === 'queue';
 const MARK = process.env.MARK === '1';
 const CHUNK = Number(process.env.CHUNK ?? 0);
+const WARM = process.env.WARM === '1';
 const SEED = 20_240_601;
 const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
@@ -108,6 +110,14 @@ async function main(): Promise<void> {
     news[i] = QUEUE_SHAPE
       ? { id, idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, boost: null, maxAttempts: 5, idempotent: true, payloadFingerprint: undefined }
       : { id, idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 5, idempotent: true };
+  }
+  if (WARM) {
+    // short-lived garbage through the whole young generation, so that the row does not pay the
+    // first touches of its pages (a tree whose id making allocates more, like the old bench's
+    // taskId(), has touched them already during the task generation above)
+    let junk: number[] = [];
+    for (let i = 0; i < 4e6; i++) junk = [i, i + 1, i + 2, i + 3, i + 4, i + 5];
+    if (junk.length === 0) throw new Error('unreachable');
   }
   const us = await row('create', N, async () => {
     if (CHUNK > 0) {
