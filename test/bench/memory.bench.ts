@@ -95,12 +95,18 @@ function mapGetNs(n: number, lookups = 1_000_000): number {
   return x > 0 ? ns : ns;
 }
 
-/** Tasks as PriorityQueue hands them to the store: ids from store.newTaskId(). */
+/**
+ * Tasks as PriorityQueue hands them to the store: ids from store.newTaskId(), and the object
+ * shape of core/queue.ts build() (the same fields in the same order, boost and
+ * payloadFingerprint included), the only maker of the tasks a store gets. A literal without those
+ * two fields is a hidden class no user's task has: after the submit rows it sends the store's
+ * compiled create code back to the interpreter (wrong-map deopts) for a cost users never pay.
+ */
 function newTasks(s: Setup, n: number): NewTask[] {
   const out = new Array<NewTask>(n);
   for (let i = 0; i < n; i++) {
     const x = s.input();
-    out[i] = { id: s.store.newTaskId(), idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 5, idempotent: true };
+    out[i] = { id: s.store.newTaskId(), idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, boost: null, maxAttempts: 5, idempotent: true, payloadFingerprint: undefined };
   }
   return out;
 }

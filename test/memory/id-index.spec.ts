@@ -6,7 +6,7 @@ import { IdIndex } from '../../libs/priority-queue/src/stores/memory/id-index';
 function setup(n: number): { ix: IdIndex; ids: string[]; seq: TaskIdSequence } {
   const seq = new TaskIdSequence();
   const ids = Array.from({ length: n }, () => seq.next());
-  return { ix: new IdIndex((id) => seq.numberOf(id)), ids, seq };
+  return { ix: new IdIndex(seq), ids, seq };
 }
 
 describe('IdIndex', () => {
@@ -46,7 +46,7 @@ describe('IdIndex', () => {
     const opArb = fc.tuple(fc.constantFrom('add', 'delete', 'get'), idArb, fc.nat(1_000_000));
     fc.assert(
       fc.property(fc.array(opArb, { maxLength: 300 }), (ops) => {
-        const ix = new IdIndex((id) => seq.numberOf(id));
+        const ix = new IdIndex(seq);
         const model = new Map<string, number>();
         for (const [op, id, slot] of ops) {
           if (op === 'add') {
@@ -90,7 +90,7 @@ describe('TaskIdSequence', () => {
     expect(last.slice(0, 24)).toBe(first.slice(0, 24));
     const numbers = [first, last, next].map((id) => seq.numberOf(id));
     expect(numbers).toEqual([1, 2 ** 48 - 1, 2 ** 48 + 1]);
-    const ix = new IdIndex((id) => seq.numberOf(id));
+    const ix = new IdIndex(seq);
     [first, last, next].forEach((id, k) => expect(ix.add(id, k)).toBe(true));
     expect([first, last, next].map((id) => ix.get(id))).toEqual([0, 1, 2]);
   });

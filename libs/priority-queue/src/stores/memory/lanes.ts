@@ -1,6 +1,7 @@
 import type { LaneRoom, ProviderRoom, SlotRoom } from '../../core/lane-admission';
 import { LaneQueue } from './lane-queue';
 import type { LaneKeys, TaskTable } from './task-table';
+import { objectArray } from './object-array';
 
 /**
  * Lanes and admission resources (LANES.md). A lane groups the tasks that share all admission
@@ -132,7 +133,7 @@ export class LaneIndex {
 
 /** Binary heap of READY lanes by head key; each lane knows its index (readyIdx). */
 export class ReadyLanes {
-  private readonly heap: Lane[] = [];
+  private readonly heap = objectArray<Lane>();
 
   constructor(private readonly tie: (a: number, b: number) => number) {}
 

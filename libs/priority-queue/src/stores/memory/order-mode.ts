@@ -33,7 +33,14 @@ const EXACT_AGING_MAX_MS = 2 ** 20;
  */
 export const MAX_MEMORY_FAIR_TAG = MAX_DOUBLE_FAIR_TAG;
 
+// The keys that need nothing of the store are made once here, not per store: every store's
+// lane queues then call the same functions, so compiled create and claim code that inlined them
+// stays valid for the next store (a closure per store is a new call target, and its first call
+// deoptimizes that code).
 const zero: InlineKey = () => 0;
+const negPriority: InlineKey = (p) => -p;
+const fairTagKey: InlineKey = (_p, _runAt, tag) => tag;
+const runAtKey: InlineKey = (_p, runAt) => runAt;
 
 /** A part as an exact number of (priority, runAt, tag); null when it has none (read from the task, or beyond a double). */
 function inlineKey(part: OrderPart, T: number): InlineKey | null {
@@ -41,11 +48,11 @@ function inlineKey(part: OrderPart, T: number): InlineKey | null {
     case 'aged':
       return T <= EXACT_AGING_MAX_MS ? (p, runAt) => runAt - p * T : null;
     case 'priority':
-      return (p) => -p;
+      return negPriority;
     case 'fairTag':
-      return (_p, _runAt, tag) => tag;
+      return fairTagKey;
     case 'runAt':
-      return (_p, runAt) => runAt;
+      return runAtKey;
     case 'createdAt':
     case 'seq':
       return null;

@@ -1,4 +1,5 @@
 import { STATUS_COUNT } from './task-table';
+import { objectArray } from './object-array';
 
 const CHUNK_SHIFT = 12;
 const CHUNK_SIZE = 1 << CHUNK_SHIFT; // seqs per chunk
@@ -24,7 +25,7 @@ class Chunk {
  * were all purged are dropped.
  */
 export class StatusIndex {
-  private readonly chunks: (Chunk | undefined)[] = [];
+  private readonly chunks = objectArray<Chunk | undefined>();
 
   add(slot: number, seq: number, sc: number): void {
     const ci = Math.floor(seq / CHUNK_SIZE);

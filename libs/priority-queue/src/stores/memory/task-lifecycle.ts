@@ -114,7 +114,7 @@ export class TaskLifecycle {
   /** Ids of the tasks PriorityQueue submits here (MemoryTaskStore.newTaskId): the index keys them by number. */
   readonly ids = new TaskIdSequence();
   /** Slot of each task id. */
-  readonly tasks = new IdIndex((id) => this.ids.numberOf(id));
+  readonly tasks = new IdIndex(this.ids);
   /** Slot of the task holding each idempotency key, and the fingerprint of its payload (core/idempotency.ts). */
   readonly byIdempotencyKey = new Map<string, { slot: number; fingerprint: string }>();
   readonly statusIndex = new StatusIndex();

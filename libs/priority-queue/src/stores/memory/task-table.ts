@@ -1,5 +1,6 @@
 import { ALL_STATUSES, TaskStatus, type Task } from '../../core/task';
 import { NOT_PLAIN, plainCopy } from './plain-copy';
+import { objectArray } from './object-array';
 
 /** Small integer of each status (index of the per-status bitmaps and counters). */
 export const STATUS_CODE: Readonly<Record<TaskStatus, number>> = Object.fromEntries(
@@ -141,10 +142,10 @@ export class TaskTable {
   /** A lease id is this prefix, the lease number and the slot, in base 36 (see leaseId()). */
   constructor(readonly leasePrefix = 'lease-') {}
 
-  private readonly f64: Float64Array[] = [];
-  private readonly i32: Int32Array[] = [];
-  private readonly u8: Uint8Array[] = [];
-  private readonly refs: unknown[][] = [];
+  private readonly f64 = objectArray<Float64Array>();
+  private readonly i32 = objectArray<Int32Array>();
+  private readonly u8 = objectArray<Uint8Array>();
+  private readonly refs = objectArray<unknown[]>();
   private readonly free: number[] = [];
   private next = 0;
 
