@@ -264,6 +264,15 @@ export interface TaskStore {
   subscribe?(listener: () => void): Promise<() => Promise<void>>;
 
   /**
+   * Optional: readies the store, before a worker's first claim, for a worker that makes up to
+   * `calls` calls at once, and keeps it ready while the worker runs (PostgreSQL: that many pooled
+   * connections opened, each with the hot statements compiled and planned by a warm-up that
+   * writes nothing: stores/typeorm/pg-warm-up.ts). Resolves when ready; returns the function
+   * that stops the keeping (worker stop). Best effort: a worker reports its failure and starts.
+   */
+  keepWarm?(calls: number): Promise<() => void>;
+
+  /**
    * Optional: the safety poll this store advises for idle workers (their default idlePollMs,
    * ms): long when subscribe() reads durable state on a timer and so cannot miss a change.
    * Unset: 5 s with subscribe(), 250 ms without.

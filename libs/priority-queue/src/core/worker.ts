@@ -113,6 +113,8 @@ export class Worker {
   /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
   private lastPollRound = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
+  /** Stops the store's keepWarm (null: none). */
+  private stopWarm: (() => void) | null = null;
   /**
    * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
    * store times into local delays (deadlines, due times) and to tell whether a lease expired.
@@ -195,6 +197,12 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.syncClock();
+    if (this.store.keepWarm) {
+      // before any timer may claim: every handler's outcome write and every claim in flight may
+      // need a connection at once
+      this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
+      if (this.stopping) this.stopWarm?.(); // stop() ran meanwhile: it found nothing to stop yet
+    }
     this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
@@ -333,6 +341,8 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     for (const suffix of ['poll', 'recover', 'due', 'poll-due']) this.timers.remove(`${this.name}:${suffix}`);
+    this.stopWarm?.();
+    this.stopWarm = null;
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));
