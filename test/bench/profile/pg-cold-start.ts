@@ -8,7 +8,7 @@
  * `node -r ./test/support/register.js test/bench/profile/pg-cold-start.ts [tasks] [gapMs] [idleMs]`
  * (idleMs: the quiet spell before the submits, default 500; past the pool's idleTimeoutMillis,
  * 10 s by default, the pool would drop idle connections the store does not keep warm).
- * PQ_NO_WARM=1: the worker starts without the store's keepWarm (the cold start as it was).
+ * PQ_NO_WARM=1: the store offers no warmUp (as on a tree without it: the cold start).
  */
 import { DataSource } from 'typeorm';
 import { PriorityQueue } from '../../../libs/priority-queue/src/core/queue';
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     const registry = new TaskTypeRegistry();
     registry.register('bench', {}, { run: ({ payload }) => void (startedAt[(payload as { i: number }).i] = nowMs()) }, 'bench');
     const queue = new PriorityQueue({ store, registry });
-    if (process.env.PQ_NO_WARM === '1') Object.defineProperty(store, 'keepWarm', { value: undefined });
+    if (process.env.PQ_NO_WARM === '1') Object.defineProperty(store, 'warmUp', { value: undefined });
     const worker = new Worker({ store, registry, concurrency: 16, leaseMs: 30_000 });
     await worker.start();
     await sleep(idleMs);

@@ -264,13 +264,12 @@ export interface TaskStore {
   subscribe?(listener: () => void): Promise<() => Promise<void>>;
 
   /**
-   * Optional: readies the store, before a worker's first claim, for a worker that makes up to
-   * `calls` calls at once, and keeps it ready while the worker runs (PostgreSQL: that many pooled
-   * connections opened, each with the hot statements compiled and planned by a warm-up that
-   * writes nothing: stores/typeorm/pg-warm-up.ts). Resolves when ready; returns the function
-   * that stops the keeping (worker stop). Best effort: a worker reports its failure and starts.
+   * Optional: readies the store, in the background and only in its idle time, for a worker that
+   * makes up to `calls` calls at once (PostgreSQL: pooled connections with the hot statements
+   * compiled and planned, stores/typeorm/pg-warm-up.ts). Returns at once, and never delays a
+   * call; returns the function that withdraws the request (worker stop). Best effort.
    */
-  keepWarm?(calls: number): Promise<() => void>;
+  warmUp?(calls: number): () => void;
 
   /**
    * Optional: the safety poll this store advises for idle workers (their default idlePollMs,

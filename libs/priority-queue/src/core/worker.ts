@@ -113,7 +113,7 @@ export class Worker {
   /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
   private lastPollRound = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
-  /** Stops the store's keepWarm (null: none). */
+  /** Withdraws the store's warmUp request (null: none). */
   private stopWarm: (() => void) | null = null;
   /**
    * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
@@ -197,18 +197,15 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.syncClock();
-    if (this.store.keepWarm) {
-      // before any timer may claim: every handler's outcome write and every claim in flight may
-      // need a connection at once
-      this.stopWarm = await this.store.keepWarm(this.concurrency + this.claimsInFlight).catch((e) => (this.onError(e), null));
-      if (this.stopping) this.stopWarm?.(); // stop() ran meanwhile: it found nothing to stop yet
-    }
     this.timers.addInterval(`${this.name}:poll`, () => this.pollTimer(), this.busyPollMs);
     this.timers.addInterval(`${this.name}:recover`, () => void this.sweeper.run(true), this.recoverEveryMs);
     if (this.store.subscribe) {
       this.unsubscribe = await this.store.subscribe(() => this.wake(false));
     }
     this.wake(true);
+    // not awaited: the store warms in its idle time, behind the first claim; every handler's
+    // outcome write and every claim in flight may need a connection at once
+    if (!this.stopping) this.stopWarm = this.store.warmUp?.(this.concurrency + this.claimsInFlight) ?? null;
   }
 
   /**

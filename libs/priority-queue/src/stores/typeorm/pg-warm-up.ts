@@ -4,7 +4,7 @@ import { fenceOf, TaskStatus, type NewTask } from '../../core/task';
 import type { ClaimRequest } from '../../core/task-store.port';
 import { claimSubmissionsPg } from './claim-submissions.pg';
 import { StoreContext } from './context';
-import { Db } from './db';
+import { Db, type Row } from './db';
 import { PgDirect, type PgPool } from './pg-direct';
 import { CompleteBatcher } from './sql/complete-batch';
 import { claimPolls } from './sql/claim-polls';
@@ -37,10 +37,13 @@ class Borrowed {
 
 interface PgPoolState {
   connect(): Promise<PooledClient>;
+  query(text: string): Promise<{ rows: Row[] }>;
+  on(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
+  removeListener(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
   readonly totalCount: number;
   readonly idleCount: number;
   readonly waitingCount: number;
-  readonly options: { max?: number; min?: number; idleTimeoutMillis?: number };
+  readonly options: { max?: number };
 }
 
 /**
@@ -51,6 +54,20 @@ interface PgPoolState {
 const WARM_QUEUE = '\u0001warm-up';
 
 /**
+ * How long the pool must have been unused (no checkout, no release, nothing checked out, nobody
+ * waiting) before a warm-up step takes a connection: a worker draining work or a producer
+ * submitting every few ms keeps it busier than that, so the warm-up only uses idle time.
+ */
+export const WARM_QUIET_MS = 25;
+
+/**
+ * Connections warmed side by side: a first call on a backend is server CPU (compiles, plans,
+ * catalog reads), so more at once would not finish sooner on a small server, and would leave
+ * less of it to work that arrives meanwhile.
+ */
+const WARM_AT_ONCE = 2;
+
+/**
  * PostgreSQL's cold start, per pooled connection: opening it (~30 ms with SCRAM), then the first
  * call of each hot statement on its backend: PL/pgSQL compiles `<prefix>claim` and
  * `<prefix>complete_leased` and plans their statements, the server parses and plans the insert
@@ -58,16 +75,35 @@ const WARM_QUEUE = '\u0001warm-up';
  * A worker that meets a burst on a pool that opens connections on demand pays that on the first
  * tasks, and the wait makes the pool open more connections, all cold.
  *
- * warm(n) checks out n connections at once (so they are n distinct backends; opened if the pool
- * has fewer) and runs on each, once per connection, a task's whole life: insert, claim, complete,
- * poll claim, in a transaction that is ROLLED BACK, in a queue of its own (WARM_QUEUE): nothing
- * it writes is ever visible, it takes no lock a real call waits for, and the function compiles,
- * plans and prepared statements it leaves behind are the ones the store's calls use. A connection
- * already warmed is only checked out and back (no round trip), which also restarts the pool's idle
- * timer on it.
+ * The warm-up readies connections in the pool's idle time, in the background:
+ * - a step runs only after the pool has been unused for WARM_QUIET_MS (nothing checked out, no
+ *   caller waiting), so it never holds up a worker's start or its claims, and never takes a
+ *   connection a caller is waiting for;
+ * - it opens the connections the workers may use at once (`calls`), side by side, never the
+ *   pool's last one (a caller can always open it) and never more than take the server to half its
+ *   max_connections, and hands them to the pool as soon as they are open (a caller may use one
+ *   cold, it only skips the connect); then it warms the cold ones, WARM_AT_ONCE at a time, each
+ *   step after a quiet spell again; it keeps none: warmed connections are the pool's, closed by its own
+ *   idleTimeoutMillis like any other, and not replaced. A pool of one is left alone.
+ * - warming a connection runs, once, a task's whole life: insert, claim, complete, poll claim, in
+ *   a transaction that is ROLLED BACK, in a queue of its own (WARM_QUEUE): nothing it writes is
+ *   ever visible, it takes no lock a real call waits for, and the function compiles, plans and
+ *   prepared statements it leaves behind are the ones the store's calls use.
+ * Best effort: the first failure (server full, restart) ends the warm-up; the store's calls are
+ * then as they would be without it.
  */
 export class PgWarmUp {
-  private readonly warmed = new WeakSet<object>();
+  /** Live pooled clients this warm-up ran the hot statements on (dropped on the pool's 'remove'). */
+  private readonly warmed = new Set<object>();
+  /** Sum of `calls` of the workers asking (start); the loop runs while it is > 0. */
+  private demand = 0;
+  private loop: Promise<void> | null = null;
+  private closed = false;
+  /** Ends the current quiet wait early (a stop or close). */
+  private interrupt: (() => void) | null = null;
+  /** The pool whose 'remove' events keep `warmed` to live clients (set by the first start). */
+  private watched: PgPoolState | null = null;
+  private readonly removed = (client: unknown) => void this.warmed.delete(client as object);
 
   constructor(
     private readonly dataSource: DataSource,
@@ -75,52 +111,137 @@ export class PgWarmUp {
     private readonly ctx: StoreContext,
   ) {}
 
-  /** Connections warm-up can take at once: at most `calls`, and one less than the pool's size, so another call always finds one. */
-  size(calls: number): number {
-    const max = this.pool().options.max ?? 10;
-    return Math.max(1, Math.min(Math.floor(calls), max > 1 ? max - 1 : 1));
+  /** Warms connections for a worker making up to `calls` calls at once; returns the function that withdraws it. */
+  start(calls: number): () => void {
+    if (this.closed || calls <= 0) return () => undefined;
+    if (!this.watched) {
+      try {
+        this.watched = this.pool();
+      } catch {
+        return () => undefined; // not initialized: the store's calls will say so
+      }
+      this.watched.on('remove', this.removed);
+    }
+    this.demand += calls;
+    this.loop ??= this.run().finally(() => (this.loop = null));
+    let withdrawn = false;
+    return () => {
+      if (withdrawn) return;
+      withdrawn = true;
+      this.demand -= calls;
+      if (this.demand <= 0) this.interrupt?.();
+    };
   }
 
-  /** How often the worker should call warm() again so the pool's idle timeout drops none of them (0: never needed). */
-  refreshMs(calls: number): number {
-    const o = this.pool().options;
-    const idle = o.idleTimeoutMillis ?? 10_000;
-    return idle > 0 && (o.min ?? 0) < this.size(calls) ? Math.max(100, Math.floor(idle / 2)) : 0;
+  /** Resolves when no warm-up step runs or waits (a step in progress finishes first). */
+  async settled(): Promise<void> {
+    while (this.loop) await this.loop;
+  }
+
+  /** Ends the warm-up for good; resolves when its last step has handed its connection back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.interrupt?.();
+    await this.settled();
+    this.watched?.removeListener('remove', this.removed);
+  }
+
+  /** Warm connections to aim for: what the workers can use at once, never the pool's last one. */
+  private target(pool: PgPoolState): number {
+    return Math.max(0, Math.min(this.demand, (pool.options.max ?? 10) - 1));
+  }
+
+  private async run(): Promise<void> {
+    const pool = this.watched;
+    if (!pool) return;
+    let lastUse = performance.now();
+    let onUse: (() => void) | null = null;
+    const used = () => {
+      lastUse = performance.now();
+      onUse?.();
+    };
+    pool.on('acquire', used);
+    pool.on('release', used);
+    const going = () => !this.closed && this.demand > 0;
+    try {
+      while (going() && this.warmed.size < this.target(pool)) {
+        // wait until the pool has been unused for WARM_QUIET_MS: a release while connections are
+        // out, else a timer for the rest of the quiet spell
+        for (;;) {
+          if (!going()) return;
+          const since = performance.now() - lastUse;
+          if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount && since >= WARM_QUIET_MS) break;
+          const busy = pool.idleCount !== pool.totalCount || pool.waitingCount > 0;
+          await new Promise<void>((resolve) => {
+            let timer: NodeJS.Timeout | null = null;
+            const done = () => {
+              if (timer) clearTimeout(timer);
+              onUse = null;
+              this.interrupt = null;
+              resolve();
+            };
+            if (busy) onUse = done;
+            else (timer = setTimeout(done, WARM_QUIET_MS - since)).unref?.();
+            this.interrupt = done;
+          });
+        }
+        if (!(await this.step(pool))) return;
+      }
+    } catch {
+      // best effort (see the class): the store's own calls report what is wrong with the server
+    } finally {
+      pool.removeListener('acquire', used);
+      pool.removeListener('release', used);
+    }
   }
 
   /**
-   * Warms up to size(calls) pooled connections; returns how many it ran the hot statements on
-   * (the others were warm). `onlyIdle`: take only what the pool has idle or may still open
-   * without waiting (a refresh while the application works), none when calls are waiting.
+   * Opens the new connections the workers may need (up to target()) side by side, and warms up to
+   * WARM_AT_ONCE cold ones. Every connection it checks out is asked for in one synchronous burst
+   * (pg-pool hands its idle ones to waiting connects first come, first served, and opens a new one
+   * for each connect left over); the ones it does not warm now go back as soon as they arrive, so
+   * a connection opened here is the pool's to use at once, cold, and the next steps warm it. It
+   * opens up to the pool's size less one, so a caller arriving meanwhile can always have a
+   * connection. Returns false when it found nothing to open or warm.
    */
-  async warm(calls: number, onlyIdle = false): Promise<number> {
-    const pool = this.pool();
-    let n = this.size(calls);
-    if (onlyIdle) {
-      if (pool.waitingCount > 0) return 0;
-      n = Math.min(n, pool.idleCount + Math.max(0, (pool.options.max ?? 10) - pool.totalCount));
-    }
-    // all n asked for in one synchronous burst: pg-pool serves waiting connects first come,
-    // first served, so two warm-ups on one pool (two queues' workers starting together) never
-    // each hold part of it while waiting for the other's part
-    const taken = await Promise.allSettled(Array.from({ length: n }, () => pool.connect().then((c) => new Borrowed(c))));
-    const clients = taken.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
-    const cold = clients.filter((b) => !this.warmed.has(b.client));
-    for (const b of clients) if (this.warmed.has(b.client)) b.give();
-    const runs = await Promise.allSettled(cold.map((b, i) => this.warmOne(b, i)));
-    const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    const lost = taken.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed || lost) throw (failed ?? lost)!.reason;
-    return cold.length;
+  private async step(pool: PgPoolState): Promise<boolean> {
+    let open = Math.max(0, Math.min(this.target(pool), (pool.options.max ?? 10) - 1) - pool.totalCount);
+    if (open > 0) open = Math.min(open, await this.serverRoom(pool));
+    const runs: Array<Promise<void>> = [];
+    const taken = await Promise.allSettled(
+      Array.from({ length: pool.idleCount + open }, () =>
+        pool.connect().then((client) => {
+          const b = new Borrowed(client);
+          if (!this.warmed.has(client) && runs.length < WARM_AT_ONCE) runs.push(this.warmOne(b));
+          else b.give();
+        }),
+      ),
+    );
+    const done = await Promise.allSettled(runs);
+    const failed = [...taken, ...done].find((t): t is PromiseRejectedResult => t.status === 'rejected');
+    if (failed) throw failed.reason;
+    return runs.length > 0 || open > 0;
   }
 
-  private async warmOne(borrowed: Borrowed, i: number): Promise<void> {
+  /**
+   * New connections the server can spare for a warm-up: it may take the server up to half its
+   * max_connections and no further, so that other processes (whose pools grow on demand, and
+   * whose warm-ups run side by side with this one) still find free slots.
+   */
+  private async serverRoom(pool: PgPoolState): Promise<number> {
+    const { rows } = await pool.query(
+      `SELECT current_setting('max_connections')::int / 2 - count(*)::int AS room FROM pg_stat_activity WHERE backend_type = 'client backend'`,
+    );
+    return Math.max(0, Number(rows[0]?.room ?? 0));
+  }
+
+  private async warmOne(borrowed: Borrowed): Promise<void> {
     const client = borrowed.client;
     let broken: Error | undefined;
     try {
       await client.query({ text: 'BEGIN' });
       try {
-        const c = this.context(client, i);
+        const c = this.context(client);
         const task = warmTask();
         await insertTasksPg(c, [task], [null], true); // its NOTIFY is dropped with the rollback
         const req: ClaimRequest = { owner: WARM_QUEUE, limit: 1, leaseMs: 60_000 };
@@ -139,10 +260,10 @@ export class PgWarmUp {
     }
   }
 
-  /** The store's context on `client`, in the warm-up's queue (its own lock keys per connection). */
-  private context(client: PooledClient, i: number): StoreContext {
+  /** The store's context on `client`, in a warm-up queue of its own (its own lock keys: two warm-ups never wait for each other). */
+  private context(client: PooledClient): StoreContext {
     const s = this.ctx;
-    const queue = `${WARM_QUEUE}:${i}`;
+    const queue = `${WARM_QUEUE}:${randomUUID()}`;
     const h = createHash('sha1').update(`${s.t.prefix}\u0000${queue}`).digest();
     const db = new Db(this.dataSource, s.d, queue, [h.readInt32BE(0), h.readInt32BE(4)]);
     const c = new StoreContext(db, s.d, s.t, queue, s.aging, s.clock, s.channel, new PgDirect(this.dataSource, client));

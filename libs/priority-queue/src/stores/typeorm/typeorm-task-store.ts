@@ -148,10 +148,8 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly completer: CompleteBatcher | null;
   /** complete() with removal `now` on PostgreSQL, gathered per event-loop turn (sql/complete-removing.ts). */
   private readonly removing: RemovingCompleter | null;
-  /** PostgreSQL: warms pooled connections for workers (keepWarm). */
-  private readonly warmUp: PgWarmUp | null;
-  /** keepWarm's refresh timers, cleared by their stop function or close(). */
-  private readonly warmTimers = new Set<NodeJS.Timeout>();
+  /** PostgreSQL: warms pooled connections in the pool's idle time for workers (warmUp). */
+  private readonly warmer: PgWarmUp | null;
   private closed = false;
 
   constructor(options: TypeOrmTaskStoreOptions) {
@@ -187,7 +185,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
     this.removing = dialect.kind === 'postgres' ? new RemovingCompleter(this.ctx) : null;
-    this.warmUp = dialect.kind === 'postgres' ? new PgWarmUp(options.dataSource, this.ctx) : null;
+    this.warmer = dialect.kind === 'postgres' ? new PgWarmUp(options.dataSource, this.ctx) : null;
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
     this.ctx.fair = this.fairness !== null;
     this.wakes = localWakes(options.dataSource, this.ctx.channel);
@@ -250,8 +248,7 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.warmTimers) clearInterval(t);
-    this.warmTimers.clear();
+    await this.warmer?.close();
     this.watcher?.stop();
     await this.completer?.drain();
     const l = this.listener;
@@ -556,27 +553,19 @@ export class TypeOrmTaskStore implements TaskStore {
   }
 
   /**
-   * PostgreSQL (pg-warm-up.ts): opens and warms the connections a worker making `calls` calls at
-   * once will use, and while it runs warms them again before the pool's idle timeout would close
-   * them (not needed when the pool's `min` keeps them or its idleTimeoutMillis is 0), so that a
-   * burst after a quiet spell meets warm connections too; a connection the pool lost meanwhile
-   * is replaced and warmed. Elsewhere nothing to do.
+   * PostgreSQL (pg-warm-up.ts): in the pool's idle time, in the background, readies up to `calls`
+   * pooled connections (never the pool's last one) with the hot statements compiled and planned,
+   * one at a time, so that a burst meets warm connections; the pool's own idle timeout closes them
+   * as any other. Elsewhere nothing to do. Returns the function that withdraws the request.
    */
-  async keepWarm(calls: number): Promise<() => void> {
+  warmUp(calls: number): () => void {
     this.open();
-    const w = this.warmUp;
-    if (!w) return () => undefined;
-    await w.warm(calls);
-    const every = w.refreshMs(calls);
-    if (every === 0) return () => undefined;
-    // best effort: a refresh that fails leaves the pool as the application's calls made it
-    const timer = setInterval(() => void w.warm(calls, true).catch(() => undefined), every);
-    timer.unref?.();
-    this.warmTimers.add(timer);
-    return () => {
-      clearInterval(timer);
-      this.warmTimers.delete(timer);
-    };
+    return this.warmer?.start(calls) ?? (() => undefined);
+  }
+
+  /** Resolves when no warm-up step runs or waits (tests, profiles). */
+  warmedUp(): Promise<void> {
+    return this.warmer?.settled() ?? Promise.resolve();
   }
 
   /**
