@@ -35,8 +35,18 @@ class Borrowed {
   }
 }
 
+/**
+ * A client checked out of `pool`, its 'error' listener set in pg-pool's callback itself: a
+ * promise would set it a microtask later, and a server shutting down can send its last message
+ * in the same read as the new connection's ReadyForQuery, an 'error' event on a client nobody
+ * listens to (an uncaught exception).
+ */
+function borrow(pool: PgPoolState): Promise<Borrowed> {
+  return new Promise((resolve, reject) => pool.connect((err, client) => (err || !client ? reject(err ?? new Error('no client')) : resolve(new Borrowed(client)))));
+}
+
 interface PgPoolState {
-  connect(): Promise<PooledClient>;
+  connect(cb: (err: Error | undefined, client: PooledClient | undefined) => void): void;
   query(text: string): Promise<{ rows: Row[] }>;
   on(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
   removeListener(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
@@ -66,6 +76,17 @@ export const WARM_QUIET_MS = 25;
  * less of it to work that arrives meanwhile.
  */
 const WARM_AT_ONCE = 2;
+
+/**
+ * The gate of the warm-ups that open connections (a session advisory lock, one key for the whole
+ * library; a warm-up that does not get it opens nothing this step) and what they may open: up to
+ * half the server's max_connections, so that pools growing on demand in other processes still
+ * find free slots. Warm-ups in many pools starting together (32 workers, each with its own
+ * DataSource) would otherwise each count the same free slots and together take them all.
+ */
+const GATE_KEY = '3741920557318404';
+const GATE_SQL = `SELECT pg_try_advisory_lock($1) AS locked,
+  current_setting('max_connections')::int / 2 - (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS room`;
 
 /**
  * PostgreSQL's cold start, per pooled connection: opening it (~30 ms with SCRAM), then the first
@@ -99,6 +120,8 @@ export class PgWarmUp {
   private demand = 0;
   private loop: Promise<void> | null = null;
   private closed = false;
+  /** The warm-ups the last step started (they run on after its gate is open again). */
+  private warming: Promise<void> | null = null;
   /** Ends the current quiet wait early (a stop or close). */
   private interrupt: (() => void) | null = null;
   /** The pool whose 'remove' events keep `warmed` to live clients (set by the first start). */
@@ -185,7 +208,15 @@ export class PgWarmUp {
             this.interrupt = done;
           });
         }
-        if (!(await this.step(pool))) return;
+        let more = false;
+        try {
+          more = await this.step(pool);
+        } finally {
+          const w = this.warming;
+          this.warming = null;
+          await w;
+        }
+        if (!more) return;
       }
     } catch {
       // best effort (see the class): the store's own calls report what is wrong with the server
@@ -196,43 +227,58 @@ export class PgWarmUp {
   }
 
   /**
-   * Opens the new connections the workers may need (up to target()) side by side, and warms up to
-   * WARM_AT_ONCE cold ones. Every connection it checks out is asked for in one synchronous burst
-   * (pg-pool hands its idle ones to waiting connects first come, first served, and opens a new one
-   * for each connect left over); the ones it does not warm now go back as soon as they arrive, so
-   * a connection opened here is the pool's to use at once, cold, and the next steps warm it. It
-   * opens up to the pool's size less one, so a caller arriving meanwhile can always have a
-   * connection. Returns false when it found nothing to open or warm.
+   * Opens the new connections the workers may need (up to target(), so never the pool's last one:
+   * a caller arriving meanwhile can always have a connection), as many as the gate allows, side by
+   * side, and starts warming up to WARM_AT_ONCE cold ones (checkOut). Returns false when it found
+   * nothing to open or warm.
    */
   private async step(pool: PgPoolState): Promise<boolean> {
-    let open = Math.max(0, Math.min(this.target(pool), (pool.options.max ?? 10) - 1) - pool.totalCount);
-    if (open > 0) open = Math.min(open, await this.serverRoom(pool));
-    const runs: Array<Promise<void>> = [];
+    const want = Math.max(0, Math.min(this.target(pool), (pool.options.max ?? 10) - 1) - pool.totalCount);
+    if (want === 0) return (await this.checkOut(pool, 0)) > 0;
+    // opening: under the server-wide gate, so that warm-ups in other pools and processes count
+    // the connections this one opens before they decide on theirs
+    const gate = await borrow(pool);
+    let broken: Error | undefined;
+    try {
+      const [r] = (await gate.client.query({ text: GATE_SQL, values: [GATE_KEY] })).rows;
+      if (r?.locked !== true) return false; // another warm-up is opening: this one is not needed as much
+      try {
+        const open = Math.min(want, Math.max(0, Number(r.room)));
+        return (await this.checkOut(pool, open)) > 0 || open > 0;
+      } finally {
+        await gate.client.query({ text: 'SELECT pg_advisory_unlock($1)', values: [GATE_KEY] });
+      }
+    } catch (e) {
+      broken = e as Error;
+      throw e;
+    } finally {
+      gate.give(broken);
+    }
+  }
+
+  /**
+   * Checks out every idle connection plus `open` new ones, in one synchronous burst (pg-pool hands
+   * its idle ones to waiting connects first come, first served, and opens a new one for each
+   * connect left over); starts warming up to WARM_AT_ONCE cold ones and hands the others back as
+   * soon as they arrive, so a connection opened here is the pool's to use at once. Resolves when
+   * the new ones are open; returns how many it warms (`warming`: their end).
+   */
+  private async checkOut(pool: PgPoolState, open: number): Promise<number> {
+    // settled at once (a failure is kept, not left unhandled while the new connections open)
+    const runs: Array<Promise<PromiseSettledResult<void>>> = [];
     const taken = await Promise.allSettled(
       Array.from({ length: pool.idleCount + open }, () =>
-        pool.connect().then((client) => {
-          const b = new Borrowed(client);
-          if (!this.warmed.has(client) && runs.length < WARM_AT_ONCE) runs.push(this.warmOne(b));
+        borrow(pool).then((b) => {
+          if (!this.warmed.has(b.client) && runs.length < WARM_AT_ONCE) runs.push(settle(this.warmOne(b)));
           else b.give();
         }),
       ),
     );
-    const done = await Promise.allSettled(runs);
-    const failed = [...taken, ...done].find((t): t is PromiseRejectedResult => t.status === 'rejected');
-    if (failed) throw failed.reason;
-    return runs.length > 0 || open > 0;
-  }
-
-  /**
-   * New connections the server can spare for a warm-up: it may take the server up to half its
-   * max_connections and no further, so that other processes (whose pools grow on demand, and
-   * whose warm-ups run side by side with this one) still find free slots.
-   */
-  private async serverRoom(pool: PgPoolState): Promise<number> {
-    const { rows } = await pool.query(
-      `SELECT current_setting('max_connections')::int / 2 - count(*)::int AS room FROM pg_stat_activity WHERE backend_type = 'client backend'`,
-    );
-    return Math.max(0, Number(rows[0]?.room ?? 0));
+    this.warming = Promise.all(runs).then((done) => {
+      const failed = [...taken, ...done].find((t): t is PromiseRejectedResult => t.status === 'rejected');
+      if (failed) throw failed.reason;
+    });
+    return runs.length;
   }
 
   private async warmOne(borrowed: Borrowed): Promise<void> {
@@ -277,6 +323,13 @@ export class PgWarmUp {
     if (!pool) throw new Error('the DataSource has no PostgreSQL pool: is it initialized?');
     return pool;
   }
+}
+
+function settle<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return p.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
 }
 
 function warmTask(): NewTask {
