@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { fenceOf, PriorityQueue, TaskStatus, TaskTypeRegistry, Worker } from '../../libs/priority-queue/src/core';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 import { plainTask } from '../support/new-task';
+import { startPostgresServer } from '../support/servers/postgres-server';
 import { openDatabase, type OpenDatabase } from './typeorm-dialects';
 
 // A real PostgreSQL 15 server; never skipped.
@@ -221,6 +222,42 @@ describe('TypeORM store on PostgreSQL: warming pooled connections in the pool id
     expect(done.status).toBe(TaskStatus.SUCCEEDED);
     // and the next claim takes the next pending task, in order
     expect((await store.claimSubmissions({ owner: 'me', limit: 5, leaseMs: 60_000 })).claimed.map((t) => t.id)).toEqual(['b', 'c']);
+  });
+
+  it('warm-ups in several pools together take the server to half its max_connections and no further', async () => {
+    // a server of its own, with 24 connections
+    const small = await startPostgresServer({ max_connections: 24 });
+    try {
+      const errors: unknown[] = [];
+      const pools: Array<{ ds: DataSource; store: TypeOrmTaskStore }> = [];
+      for (const q of ['g1', 'g2', 'g3']) {
+        const ds = new DataSource({ type: 'postgres', url: small.url, extra: { max: 20 } } as never);
+        await ds.initialize();
+        sources.push(ds);
+        const store = new TypeOrmTaskStore({ dataSource: ds, tablePrefix: PREFIX, queue: q });
+        await store.init();
+        stores.push(store);
+        pools.push({ ds, store });
+      }
+      const ws = pools.map(({ store }) => started(new Worker({ store, registry: registry(), concurrency: 16, onError: (e) => errors.push(e) })));
+      await Promise.all(ws.map((w) => w.start()));
+      await until('the warm-ups ran', () => warmSent.length > 0);
+      await sleep(500);
+      await Promise.all(pools.map(({ store }) => store.warmedUp()));
+      const admin = new pg.Client({ connectionString: small.url });
+      await admin.connect();
+      const [{ n }] = (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'`)).rows;
+      await admin.end();
+      // 12 = 24 / 2, and the count's own connection; the three LISTEN connections and what the
+      // stores' own calls opened are within the 12
+      expect(n).toBeLessThanOrEqual(13);
+      expect(errors).toEqual([]);
+    } finally {
+      for (const w of workers.splice(0)) await w.stop().catch(() => undefined);
+      for (const st of stores.splice(0)) await st.close().catch(() => undefined);
+      for (const ds of sources.splice(0)) await ds.destroy().catch(() => undefined);
+      await small.stop();
+    }
   });
 
   // last: it restarts the file's server
