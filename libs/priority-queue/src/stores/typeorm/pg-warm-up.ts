@@ -4,7 +4,7 @@ import { fenceOf, TaskStatus, type NewTask } from '../../core/task';
 import type { ClaimRequest } from '../../core/task-store.port';
 import { claimSubmissionsPg } from './claim-submissions.pg';
 import { StoreContext } from './context';
-import { Db, type Row } from './db';
+import { Db } from './db';
 import { PgDirect, type PgPool } from './pg-direct';
 import { CompleteBatcher } from './sql/complete-batch';
 import { claimPolls } from './sql/claim-polls';
@@ -47,7 +47,6 @@ function borrow(pool: PgPoolState): Promise<Borrowed> {
 
 interface PgPoolState {
   connect(cb: (err: Error | undefined, client: PooledClient | undefined) => void): void;
-  query(text: string): Promise<{ rows: Row[] }>;
   on(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
   removeListener(event: 'acquire' | 'release' | 'remove', fn: (client: unknown) => void): unknown;
   readonly totalCount: number;
@@ -68,7 +67,7 @@ const WARM_QUEUE = '\u0001warm-up';
  * waiting) before a warm-up step takes a connection: a worker draining work or a producer
  * submitting every few ms keeps it busier than that, so the warm-up only uses idle time.
  */
-export const WARM_QUIET_MS = 25;
+const WARM_QUIET_MS = 25;
 
 /**
  * Connections warmed side by side: a first call on a backend is server CPU (compiles, plans,
@@ -79,12 +78,14 @@ const WARM_AT_ONCE = 2;
 
 /**
  * The gate of the warm-ups that open connections (a session advisory lock, one key for the whole
- * library; a warm-up that does not get it opens nothing this step) and what they may open: up to
+ * library; a warm-up that does not get it opens nothing this step, warms what it has and tries
+ * again after a quiet spell, at most GATE_TRIES times) and what they may open: up to
  * half the server's max_connections, so that pools growing on demand in other processes still
  * find free slots. Warm-ups in many pools starting together (32 workers, each with its own
  * DataSource) would otherwise each count the same free slots and together take them all.
  */
 const GATE_KEY = '3741920557318404';
+const GATE_TRIES = 200;
 const GATE_SQL = `SELECT pg_try_advisory_lock($1) AS locked,
   current_setting('max_connections')::int / 2 - (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS room`;
 
@@ -104,8 +105,8 @@ const GATE_SQL = `SELECT pg_try_advisory_lock($1) AS locked,
  *   pool's last one (a caller can always open it) and never more than take the server to half its
  *   max_connections, and hands them to the pool as soon as they are open (a caller may use one
  *   cold, it only skips the connect); then it warms the cold ones, WARM_AT_ONCE at a time, each
- *   step after a quiet spell again; it keeps none: warmed connections are the pool's, closed by its own
- *   idleTimeoutMillis like any other, and not replaced. A pool of one is left alone.
+ *   step after a quiet spell again; it keeps none: warmed connections are the pool's, closed by
+ *   its own idleTimeoutMillis like any other, and not replaced. A pool of one is left alone.
  * - warming a connection runs, once, a task's whole life: insert, claim, complete, poll claim, in
  *   a transaction that is ROLLED BACK, in a queue of its own (WARM_QUEUE): nothing it writes is
  *   ever visible, it takes no lock a real call waits for, and the function compiles, plans and
@@ -122,6 +123,8 @@ export class PgWarmUp {
   private closed = false;
   /** The warm-ups the last step started (they run on after its gate is open again). */
   private warming: Promise<void> | null = null;
+  /** Steps that found the gate taken (GATE_TRIES). */
+  private gateMisses = 0;
   /** Ends the current quiet wait early (a stop or close). */
   private interrupt: (() => void) | null = null;
   /** The pool whose 'remove' events keep `warmed` to live clients (set by the first start). */
@@ -241,7 +244,11 @@ export class PgWarmUp {
     let broken: Error | undefined;
     try {
       const [r] = (await gate.client.query({ text: GATE_SQL, values: [GATE_KEY] })).rows;
-      if (r?.locked !== true) return false; // another warm-up is opening: this one is not needed as much
+      if (r?.locked !== true) {
+        // another warm-up is opening connections on this server: warm what this pool has, open later
+        await this.checkOut(pool, 0);
+        return ++this.gateMisses < GATE_TRIES;
+      }
       try {
         const open = Math.min(want, Math.max(0, Number(r.room)));
         return (await this.checkOut(pool, open)) > 0 || open > 0;
