@@ -79,13 +79,14 @@ const WARM_AT_ONCE = 2;
 /**
  * The gate of the warm-ups that open connections (a session advisory lock, one key for the whole
  * library; a warm-up that does not get it opens nothing this step, warms what it has and tries
- * again after a quiet spell, at most GATE_TRIES times) and what they may open: up to
+ * again later, each time waiting twice as long, from 50 ms, at most GATE_TRIES times: a few
+ * round trips per pool whatever the number of pools) and what they may open: up to
  * half the server's max_connections, so that pools growing on demand in other processes still
  * find free slots. Warm-ups in many pools starting together (32 workers, each with its own
  * DataSource) would otherwise each count the same free slots and together take them all.
  */
 const GATE_KEY = '3741920557318404';
-const GATE_TRIES = 200;
+const GATE_TRIES = 8;
 const GATE_SQL = `SELECT pg_try_advisory_lock($1) AS locked,
   current_setting('max_connections')::int / 2 - (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS room`;
 
@@ -191,12 +192,13 @@ export class PgWarmUp {
     const going = () => !this.closed && this.demand > 0;
     try {
       while (going() && this.warmed.size < this.target(pool)) {
-        // wait until the pool has been unused for WARM_QUIET_MS: a release while connections are
-        // out, else a timer for the rest of the quiet spell
+        // wait until the pool has been unused for WARM_QUIET_MS (longer after a taken gate): a
+        // release while connections are out, else a timer for the rest of the quiet spell
+        const quietMs = this.gateMisses > 0 ? 25 * 2 ** this.gateMisses : WARM_QUIET_MS;
         for (;;) {
           if (!going()) return;
           const since = performance.now() - lastUse;
-          if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount && since >= WARM_QUIET_MS) break;
+          if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount && since >= quietMs) break;
           const busy = pool.idleCount !== pool.totalCount || pool.waitingCount > 0;
           await new Promise<void>((resolve) => {
             let timer: NodeJS.Timeout | null = null;
@@ -207,7 +209,7 @@ export class PgWarmUp {
               resolve();
             };
             if (busy) onUse = done;
-            else (timer = setTimeout(done, WARM_QUIET_MS - since)).unref?.();
+            else (timer = setTimeout(done, quietMs - since)).unref?.();
             this.interrupt = done;
           });
         }
