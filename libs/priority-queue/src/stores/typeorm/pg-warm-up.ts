@@ -77,18 +77,16 @@ const WARM_QUIET_MS = 25;
 const WARM_AT_ONCE = 2;
 
 /**
- * The gate of the warm-ups that open connections (a session advisory lock, one key for the whole
- * library; a warm-up that does not get it opens nothing this step, warms what it has and tries
- * again later, each time waiting twice as long, from 50 ms, at most GATE_TRIES times: a few
- * round trips per pool whatever the number of pools) and what they may open: up to
- * half the server's max_connections, so that pools growing on demand in other processes still
- * find free slots. Warm-ups in many pools starting together (32 workers, each with its own
- * DataSource) would otherwise each count the same free slots and together take them all.
+ * The gate of the warm-ups that open connections: a session advisory lock, one key for the whole
+ * library, waited for (no round trips while waiting) up to 2 s, then the warm-up ends. Holding it,
+ * a warm-up counts the server's connections and opens up to half its max_connections, so that
+ * pools growing on demand in other processes still find free slots; warm-ups in many pools
+ * starting together (32 workers, each with its own DataSource) would otherwise each count the
+ * same free slots and together take them all.
  */
 const GATE_KEY = '3741920557318404';
-const GATE_TRIES = 8;
-const GATE_SQL = `SELECT pg_try_advisory_lock($1) AS locked,
-  current_setting('max_connections')::int / 2 - (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS room`;
+const GATE_SQL = `SELECT set_config('lock_timeout', '2000', true) AS timeout, pg_advisory_lock($1) AS locked`;
+const ROOM_SQL = `SELECT current_setting('max_connections')::int / 2 - count(*)::int AS room FROM pg_stat_activity WHERE backend_type = 'client backend'`;
 
 /**
  * PostgreSQL's cold start, per pooled connection: opening it (~30 ms with SCRAM), then the first
@@ -124,8 +122,6 @@ export class PgWarmUp {
   private closed = false;
   /** The warm-ups the last step started (they run on after its gate is open again). */
   private warming: Promise<void> | null = null;
-  /** Steps that found the gate taken (GATE_TRIES). */
-  private gateMisses = 0;
   /** Ends the current quiet wait early (a stop or close). */
   private interrupt: (() => void) | null = null;
   /** The pool whose 'remove' events keep `warmed` to live clients (set by the first start). */
@@ -192,13 +188,12 @@ export class PgWarmUp {
     const going = () => !this.closed && this.demand > 0;
     try {
       while (going() && this.warmed.size < this.target(pool)) {
-        // wait until the pool has been unused for WARM_QUIET_MS (longer after a taken gate): a
-        // release while connections are out, else a timer for the rest of the quiet spell
-        const quietMs = this.gateMisses > 0 ? 25 * 2 ** this.gateMisses : WARM_QUIET_MS;
+        // wait until the pool has been unused for WARM_QUIET_MS: a release while connections are
+        // out, else a timer for the rest of the quiet spell
         for (;;) {
           if (!going()) return;
           const since = performance.now() - lastUse;
-          if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount && since >= quietMs) break;
+          if (pool.waitingCount === 0 && pool.idleCount === pool.totalCount && since >= WARM_QUIET_MS) break;
           const busy = pool.idleCount !== pool.totalCount || pool.waitingCount > 0;
           await new Promise<void>((resolve) => {
             let timer: NodeJS.Timeout | null = null;
@@ -209,7 +204,7 @@ export class PgWarmUp {
               resolve();
             };
             if (busy) onUse = done;
-            else (timer = setTimeout(done, quietMs - since)).unref?.();
+            else (timer = setTimeout(done, WARM_QUIET_MS - since)).unref?.();
             this.interrupt = done;
           });
         }
@@ -245,14 +240,15 @@ export class PgWarmUp {
     const gate = await borrow(pool);
     let broken: Error | undefined;
     try {
-      const [r] = (await gate.client.query({ text: GATE_SQL, values: [GATE_KEY] })).rows;
-      if (r?.locked !== true) {
-        // another warm-up is opening connections on this server: warm what this pool has, open later
-        await this.checkOut(pool, 0);
-        return ++this.gateMisses < GATE_TRIES;
+      try {
+        await gate.client.query({ text: GATE_SQL, values: [GATE_KEY] });
+      } catch (e) {
+        if ((e as { code?: string }).code === '55P03') return false; // lock_timeout: other warm-ups take long, leave it
+        throw e;
       }
       try {
-        const open = Math.min(want, Math.max(0, Number(r.room)));
+        const [r] = (await gate.client.query({ text: ROOM_SQL })).rows;
+        const open = Math.min(want, Math.max(0, Number(r?.room ?? 0)));
         return (await this.checkOut(pool, open)) > 0 || open > 0;
       } finally {
         await gate.client.query({ text: 'SELECT pg_advisory_unlock($1)', values: [GATE_KEY] });
