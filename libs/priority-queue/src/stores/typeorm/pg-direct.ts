@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Row } from './db';
 
-interface PgPool {
+/** What PgDirect sends through: the pool, or one client checked out of it (pg-warm-up.ts). */
+export interface PgPool {
   query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Row[]; rowCount: number | null }>;
 }
 
@@ -14,13 +15,18 @@ interface PgPool {
 export class PgDirect {
   private readonly names = new Map<string, string>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  /** `on`: send through this client instead of the DataSource's pool (a warm-up's own connection). */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly on: PgPool | null = null,
+  ) {}
 
   async rows(text: string, values: readonly unknown[]): Promise<Row[]> {
     return (await this.pool().query({ name: this.nameOf(text), text, values: values as unknown[] })).rows;
   }
 
   private pool(): PgPool {
+    if (this.on) return this.on;
     const pool = (this.dataSource.driver as unknown as { master?: PgPool }).master;
     if (!pool) throw new Error('the DataSource has no PostgreSQL pool: is it initialized?');
     return pool;
