@@ -32,10 +32,9 @@ function systemUser(name: string): { uid: number; gid: number } | null {
 /**
  * A throw-away PostgreSQL 15 server: data dir and unix socket in a temp dir, 127.0.0.1 on a free
  * port, durability off for speed. initdb refuses root, so when we are root the server runs as
- * the `postgres` system user (created by the Debian package). `settings`: server settings over
- * the defaults below (`-c name=value`).
+ * the `postgres` system user (created by the Debian package).
  */
-export async function startPostgresServer(settings: Readonly<Record<string, string | number>> = {}): Promise<SqlServerHandle> {
+export async function startPostgresServer(): Promise<SqlServerHandle> {
   const postgres = ensureBinary([join(PG_BIN_DIR, 'postgres'), 'postgres'], 'postgresql');
   const binDir = postgres.slice(0, postgres.lastIndexOf('/'));
   const initdb = join(binDir, 'initdb');
@@ -73,7 +72,6 @@ export async function startPostgresServer(settings: Readonly<Record<string, stri
     '-c', 'max_connections=300',
     '-c', 'shared_buffers=256MB',
     '-c', 'log_min_messages=warning',
-    ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
   ];
   let server = spawnServer(postgres, args, owner ?? {});
   const pgIsReady = join(binDir, 'pg_isready');

@@ -273,14 +273,6 @@ export interface TaskStore {
   subscribe?(listener: (what?: WakeReason) => void): Promise<() => Promise<void>>;
 
   /**
-   * Optional: readies the store, in the background and only in its idle time, for a worker that
-   * makes up to `calls` calls at once (PostgreSQL: pooled connections with the hot statements
-   * compiled and planned, stores/typeorm/pg-warm-up.ts). Returns at once, and never delays a
-   * call; returns the function that withdraws the request (worker stop). Best effort.
-   */
-  warmUp?(calls: number): () => void;
-
-  /**
    * Optional: the safety poll this store advises for idle workers (their default idlePollMs,
    * ms): long when subscribe() reads durable state on a timer and so cannot miss a change.
    * Unset: 5 s with subscribe(), 250 ms without.

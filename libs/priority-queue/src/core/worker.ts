@@ -118,8 +118,6 @@ export class Worker {
   /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
   private lastPollRound = 0;
   private unsubscribe: (() => Promise<void>) | null = null;
-  /** Withdraws the store's warmUp request (null: none). */
-  private stopWarm: (() => void) | null = null;
   /**
    * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
    * store times into local delays (deadlines, due times) and to tell whether a lease expired.
@@ -208,9 +206,6 @@ export class Worker {
       this.unsubscribe = await this.store.subscribe((what) => this.wake(false, what !== 'submissions'));
     }
     this.wake(true);
-    // not awaited: the store warms in its idle time, behind the first claim; every handler's
-    // outcome write and every claim in flight may need a connection at once
-    if (!this.stopping) this.stopWarm = this.store.warmUp?.(this.concurrency + this.claimsInFlight) ?? null;
   }
 
   /**
@@ -346,8 +341,6 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     for (const suffix of ['poll', 'recover', 'due', 'poll-due']) this.timers.remove(`${this.name}:${suffix}`);
-    this.stopWarm?.();
-    this.stopWarm = null;
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
     if (unsub) await unsub().catch((e) => this.onError(e));

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Row } from './db';
 
-/** What PgDirect sends through: the pool, or one client checked out of it (pg-warm-up.ts). */
-export interface PgPool {
+interface PgPool {
   query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Row[]; rowCount: number | null }>;
 }
 
@@ -15,18 +14,13 @@ export interface PgPool {
 export class PgDirect {
   private readonly names = new Map<string, string>();
 
-  /** `on`: send through this client instead of the DataSource's pool (a warm-up's own connection). */
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly on: PgPool | null = null,
-  ) {}
+  constructor(private readonly dataSource: DataSource) {}
 
   async rows(text: string, values: readonly unknown[]): Promise<Row[]> {
     return (await this.pool().query({ name: this.nameOf(text), text, values: values as unknown[] })).rows;
   }
 
   private pool(): PgPool {
-    if (this.on) return this.on;
     const pool = (this.dataSource.driver as unknown as { master?: PgPool }).master;
     if (!pool) throw new Error('the DataSource has no PostgreSQL pool: is it initialized?');
     return pool;

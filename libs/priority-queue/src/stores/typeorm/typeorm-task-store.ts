@@ -55,7 +55,6 @@ import { completeAndClaimSql } from './sql/complete-and-claim';
 import { completeThenClaim } from '../../core/complete-and-claim';
 import { completeRemoving, RemovingCompleter } from './sql/complete-removing';
 import { PgWakeListener } from './pg-listener';
-import { PgWarmUp } from './pg-warm-up';
 import { orderColumnsSql } from './order-columns';
 import { num, rowToTask, TASK_COLUMNS, toJson } from './rows';
 import { migrate, recordedSchemaVersion } from './schema/migrate';
@@ -149,8 +148,6 @@ export class TypeOrmTaskStore implements TaskStore {
   private readonly completer: CompleteBatcher | null;
   /** complete() with removal `now` on PostgreSQL, gathered per event-loop turn (sql/complete-removing.ts). */
   private readonly removing: RemovingCompleter | null;
-  /** PostgreSQL: warms pooled connections in the pool's idle time for workers (warmUp). */
-  private readonly warmer: PgWarmUp | null;
   private closed = false;
 
   constructor(options: TypeOrmTaskStoreOptions) {
@@ -186,7 +183,6 @@ export class TypeOrmTaskStore implements TaskStore {
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
     this.removing = dialect.kind === 'postgres' ? new RemovingCompleter(this.ctx) : null;
-    this.warmer = dialect.kind === 'postgres' ? new PgWarmUp(options.dataSource, this.ctx) : null;
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
     this.ctx.fair = this.fairness !== null;
     this.wakes = localWakes(options.dataSource, this.ctx.channel);
@@ -249,7 +245,6 @@ export class TypeOrmTaskStore implements TaskStore {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.warmer?.close();
     this.watcher?.stop();
     await this.completer?.drain();
     const l = this.listener;
@@ -551,22 +546,6 @@ export class TypeOrmTaskStore implements TaskStore {
       offLocal();
       await offRemote?.();
     };
-  }
-
-  /**
-   * PostgreSQL (pg-warm-up.ts): in the pool's idle time, in the background, readies up to `calls`
-   * pooled connections (never the pool's last one) with the hot statements compiled and planned,
-   * one at a time, so that a burst meets warm connections; the pool's own idle timeout closes them
-   * as any other. Elsewhere nothing to do. Returns the function that withdraws the request.
-   */
-  warmUp(calls: number): () => void {
-    this.open();
-    return this.warmer?.start(calls) ?? (() => undefined);
-  }
-
-  /** Resolves when no warm-up step runs or waits (tests, profiles). */
-  warmedUp(): Promise<void> {
-    return this.warmer?.settled() ?? Promise.resolve();
   }
 
   /**
