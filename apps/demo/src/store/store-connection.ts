@@ -11,6 +11,9 @@ import { redact, type StoreSelection } from './store-selection';
  */
 export const RECOMMENDED_REDIS_OPTIONS = { maxRetriesPerRequest: null } as const satisfies RedisOptions;
 
+/** The demo's PostgreSQL pool: its two workers' handlers and claims, kept open when idle. */
+const PG_POOL_SIZE = 20;
+
 /** How long start-up waits for Redis by default before it gives up with a clear message. */
 export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 /** At most one "Redis connection error" log line per this many ms while ioredis reconnects. */
@@ -43,7 +46,9 @@ export async function openStoreConnection(selection: StoreSelection, options: St
     case 'sqlite':
       return openTypeOrm({ type: 'better-sqlite3', database: selection.path });
     case 'postgres':
-      return openTypeOrm({ type: 'postgres', url: selection.url });
+      // a pool that keeps its connections (docs/TYPEORM.md, Tuning): node-pg closes one idle for
+      // 10 s, and a burst after a quiet spell would otherwise meet only cold ones
+      return openTypeOrm({ type: 'postgres', url: selection.url, poolSize: PG_POOL_SIZE, extra: { min: PG_POOL_SIZE } });
     case 'mysql':
       return openTypeOrm({ type: 'mysql', url: selection.url });
   }
