@@ -17,10 +17,10 @@
  * matters too (the second cold row of a process finds the heap and the compiler queue in another
  * state), so compare the same positions.
  */
-import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { MemoryTaskStore, NewTask } from 'nestjs-priority-queue';
 import { seededRandom } from '../lib/rng';
+import { treeTaskId } from './support/tree-task-id';
 
 const trees = process.argv.slice(2, 4).map((t) => resolve(t));
 const ROWS = Number(process.argv[4] ?? 3);
@@ -31,21 +31,12 @@ const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefine
 
 type Lib = { MemoryTaskStore: new () => MemoryTaskStore };
 
-/** Ids as the tree's PriorityQueue makes them: its store's newTaskId, or (older trees) a prefix and a 12-digit hex counter. */
-let counter = 0;
-const prefix = randomUUID().slice(0, 24);
-function idOf(store: MemoryTaskStore): string {
-  const own = (store as { newTaskId?: () => string }).newTaskId;
-  if (own !== undefined) return own.call(store);
-  const s = prefix + (++counter).toString(16).padStart(12, '0');
-  return String.fromCharCode.apply(null, Array.from(s, (c) => c.charCodeAt(0)));
-}
 
 function tasks(store: MemoryTaskStore, seed: number): NewTask[] {
   const random = seededRandom(seed);
   const out = new Array<NewTask>(N);
   for (let i = 0; i < N; i++) {
-    const id = idOf(store);
+    const id = treeTaskId(store);
     const priority = Math.floor(random() * 2001) - 1000;
     const accountId = `acc-${Math.floor(random() * 1000)}`;
     const payload = { n: i + 1, url: 'https://example.test/job' };

@@ -20,11 +20,11 @@
  * dump point after every k creates of the create row (its parts 4, 5, ...: the cold start apart
  * from the steady state).
  */
-import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { MemoryTaskStore, NewTask } from 'nestjs-priority-queue';
 import type { PriorityQueue, SubmitInput, TaskTypeRegistry } from '../../../libs/priority-queue/src/core';
 import { seededRandom } from '../lib/rng';
+import { treeTaskId } from './support/tree-task-id';
 
 const tree = resolve(process.argv[2] ?? '.');
 const N = Number(process.env.N ?? 200_000);
@@ -45,15 +45,6 @@ type Lib = {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const lib = { ...require(resolve(tree, 'libs/priority-queue/src/core')), ...require(resolve(tree, 'libs/priority-queue/src')) } as Lib;
 
-/** Ids as the tree's bench makes them: its store's newTaskId, or (older trees) a prefix and a 12-digit hex counter, flattened. */
-let counter = 0;
-const prefix = randomUUID().slice(0, 24);
-function idOf(store: MemoryTaskStore): string {
-  const own = (store as { newTaskId?: () => string }).newTaskId;
-  if (own !== undefined) return own.call(store);
-  const s = prefix + (++counter).toString(16).padStart(12, '0');
-  return String.fromCharCode.apply(null, Array.from(s, (c) => c.charCodeAt(0)));
-}
 
 /** As memory.bench.ts setup(): a store, a queue over it, and the bench's input generator. */
 async function setup(seed: number): Promise<{ store: MemoryTaskStore; queue: PriorityQueue; input: () => SubmitInput }> {
@@ -106,7 +97,7 @@ async function main(): Promise<void> {
   const news = new Array<NewTask>(N);
   for (let i = 0; i < N; i++) {
     const x = s2.input();
-    const id = idOf(s2.store);
+    const id = treeTaskId(s2.store);
     news[i] = QUEUE_SHAPE
       ? { id, idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, boost: null, maxAttempts: 5, idempotent: true, payloadFingerprint: undefined }
       : { id, idempotencyKey: null, type: 'bench', payload: x.payload, priority: x.priority!, providerKey: 'provider', accountId: x.accountId!, tenantId: null, concurrencyKey: null, delayMs: 0, timeoutMs: null, maxAttempts: 5, idempotent: true };
