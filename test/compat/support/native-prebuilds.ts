@@ -21,14 +21,23 @@ import { REPO_ROOT } from './tarball';
  *
  * The archive: under the system Node.js, the workspace's own better-sqlite3 binary when it is
  * the same version (built by the workspace's install already); else compiled once into the cache
- * with node-gyp on every core. Most of that compile is the SQLite amalgamation, which includes no
- * Node.js header: under ccache (support/node-runtime.ts) the second ABI's build takes its object
- * from the first (measured: 4 min 42 s for the first ABI, 30 s for the next). Two builds at once
+ * with node-gyp on every core, at -O0 (UNOPTIMISED below). Most of that compile is the SQLite
+ * amalgamation, which includes no Node.js header: under ccache (support/node-runtime.ts) the
+ * second ABI's build takes its object from the first (measured at -O3: 4 min 42 s for the first
+ * ABI, 30 s for the next). Two builds at once
  * would both miss, so builds for different ABIs take turns (one lock file in the cache), and the
  * slow-first sequencer (test/support/slow-first-sequencer.js) starts only one of the Node.js
  * lines that compile at the beginning of a run.
  */
 const PACKAGE = 'better-sqlite3';
+
+/**
+ * The binary only serves the apps' smoke steps (a few tasks each), so it is compiled without
+ * optimisation: gyp's Makefile puts the environment's CFLAGS after its own `-O3`, and gcc obeys
+ * the last `-O`. The SQLite amalgamation takes 7 s at -O0 against 48 s at -O3 on an idle core of
+ * this machine (83 s inside a loaded CI run, where it was the Node 24 matrix's first test).
+ */
+const UNOPTIMISED = { CFLAGS: '-O0', CXXFLAGS: '-O0' };
 
 export interface Prebuilds {
   /** The directory holding the archive(s), for `local-prebuilds`. */
@@ -69,7 +78,11 @@ export async function sqlitePrebuilds(runtime: Runtime, version: string): Promis
       const nodeGyp = join(dirname(runtime.npm[1]), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
       const pkgDir = join(build, 'node_modules', PACKAGE);
       await withLock(join(CACHE_ROOT, 'native-compile.lock'), () =>
-        runOrFail(what, 'node-gyp rebuild', runtime.node, [nodeGyp, 'rebuild', '--release', '--jobs=max'], { cwd: pkgDir, env: runtime.env, timeoutMs: 15 * 60_000 }),
+        runOrFail(what, 'node-gyp rebuild', runtime.node, [nodeGyp, 'rebuild', '--release', '--jobs=max'], {
+          cwd: pkgDir,
+          env: { ...runtime.env, ...UNOPTIMISED },
+          timeoutMs: 15 * 60_000,
+        }),
       );
       binary = join(pkgDir, 'build', 'Release', 'better_sqlite3.node');
     }
