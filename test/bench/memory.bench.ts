@@ -31,42 +31,22 @@
 import { loadavg } from 'node:os';
 import { MemoryTaskStore } from 'nestjs-priority-queue';
 import { PriorityQueue, TaskStatus, TaskTypeRegistry, type NewTask, type SubmitInput, type Task } from '../../libs/priority-queue/src/core';
-import { seededRandom } from './lib/rng';
+import { MEMORY_BENCH_ACCOUNTS, memoryBenchSetup, type MemoryBenchSetup } from './lib/memory-setup';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 1_000_000);
 const ONE_BY_ONE = Number(process.env.BENCH_ONE ?? 200_000);
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 50_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 64);
 const SMALL_BACKLOG = 1_000;
-const ACCOUNTS = 1_000;
+const ACCOUNTS = MEMORY_BENCH_ACCOUNTS;
 const SUBMIT_BATCH = 10_000;
 const SEED = 20_240_601;
 
 const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
-interface Setup {
-  store: MemoryTaskStore;
-  queue: PriorityQueue;
-  input: () => SubmitInput;
-}
+type Setup = MemoryBenchSetup;
 
-async function setup(seed: number): Promise<Setup> {
-  const store = new MemoryTaskStore();
-  await store.init();
-  const registry = new TaskTypeRegistry();
-  registry.register('bench', { providerKey: 'provider' });
-  const queue = new PriorityQueue({ store, registry });
-  await store.setLimits({ kind: 'provider', providerKey: 'provider', accountConcurrency: 50 });
-  const random = seededRandom(seed);
-  let n = 0;
-  const input = (): SubmitInput => ({
-    type: 'bench',
-    priority: Math.floor(random() * 2001) - 1000,
-    accountId: `acc-${Math.floor(random() * ACCOUNTS)}`,
-    payload: { n: ++n, url: 'https://example.test/job' },
-  });
-  return { store, queue, input };
-}
+const setup = (seed: number): Promise<Setup> => memoryBenchSetup({ MemoryTaskStore, TaskTypeRegistry, PriorityQueue }, seed);
 
 function seconds(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;

@@ -77,6 +77,81 @@ describe('TurnBatcher (shared by the Redis and SQL completes)', () => {
     await batcher.drain(); // nothing left: returns at once
   });
 
+  it('maxInFlight: calls made while that many batches are out wait, and go together when one is back', async () => {
+    const gates: Array<() => void> = [];
+    const sent: number[][] = [];
+    const batcher = new TurnBatcher<Item, number>({
+      maxBatch: 500,
+      maxInFlight: 2,
+      keyOf: (i) => i.key,
+      send: async (items) => {
+        sent.push(items.map((i) => i.n));
+        await new Promise<void>((r) => gates.push(r));
+        return items.map((i) => i.n * 10);
+      },
+      onFailure: 'alone',
+    });
+    const answers: Array<Promise<number>> = [];
+    for (let n = 0; n < 2; n++) {
+      answers.push(batcher.add({ key: `t${n}`, n }));
+      await turn();
+    }
+    expect(sent).toEqual([[0], [1]]);
+    for (let n = 2; n < 7; n++) {
+      answers.push(batcher.add({ key: `t${n}`, n }));
+      await turn();
+    }
+    expect(sent).toEqual([[0], [1]]); // two out: the five wait
+    gates.shift()!();
+    await turn();
+    await turn();
+    expect(sent).toEqual([[0], [1], [2, 3, 4, 5, 6]]);
+    while (gates.length > 0) {
+      gates.shift()!();
+      await turn();
+    }
+    expect(await Promise.all(answers)).toEqual([0, 10, 20, 30, 40, 50, 60]);
+  });
+
+  it('sendAtOnce: a call with nothing waiting and a free place goes at once, the calls of its turn gather behind it', async () => {
+    const { sent, batcher } = server({ maxInFlight: 1, sendAtOnce: true });
+    const first = batcher.add({ key: 'a', n: 1 });
+    expect(sent.map((b) => b.map((i) => i.n))).toEqual([[1]]); // before the turn ends
+    const rest = [2, 3, 4].map((n) => batcher.add({ key: `t${n}`, n }));
+    expect(await Promise.all([first, ...rest])).toEqual([10, 20, 30, 40]);
+    expect(sent.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it("onFailure { aloneIf }: a failed batch goes again item by item only when aloneIf says so, else every item gets the error as is", async () => {
+    const refused = new Error('refused: nothing written');
+    const unknown = new Error('connection lost: outcome unknown');
+    for (const [error, again] of [
+      [refused, true],
+      [unknown, false],
+    ] as const) {
+      const sent: number[][] = [];
+      const batcher = new TurnBatcher<Item, number>({
+        maxBatch: 500,
+        keyOf: (i) => i.key,
+        send: async (items) => {
+          sent.push(items.map((i) => i.n));
+          if (items.some((i) => i.poison)) throw error;
+          return items.map((i) => i.n * 10);
+        },
+        onFailure: { aloneIf: (e) => e === refused },
+      });
+      const out = await Promise.allSettled([1, 2, 3].map((n) => batcher.add({ key: `t${n}`, n, poison: n === 2 })));
+      const seen = out.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message));
+      if (again) {
+        expect(seen).toEqual([10, refused.message, 30]);
+        expect(sent).toEqual([[1, 2, 3], [1], [2], [3]]);
+      } else {
+        expect(seen).toEqual([unknown.message, unknown.message, unknown.message]);
+        expect(sent).toEqual([[1, 2, 3]]); // nothing sent twice
+      }
+    }
+  });
+
   it('random turns: batches of at most maxBatch distinct keys, every item answered once with its own value', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -86,8 +161,30 @@ describe('TurnBatcher (shared by the Redis and SQL completes)', () => {
           minLength: 1,
           maxLength: 6,
         }),
-        async (maxBatch, turns) => {
-          const { sent, batcher } = server({ maxBatch });
+        fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+        fc.boolean(),
+        async (maxBatch, turns, maxInFlight, sendAtOnce) => {
+          let out = 0;
+          let mostOut = 0;
+          const sent: Item[][] = [];
+          const batcher = new TurnBatcher<Item, number>({
+            maxBatch,
+            maxInFlight,
+            sendAtOnce,
+            keyOf: (i) => i.key,
+            send: async (items) => {
+              sent.push([...items]);
+              mostOut = Math.max(mostOut, ++out);
+              try {
+                await new Promise((r) => setImmediate(r));
+                if (items.some((i) => i.poison)) throw new Error(`batch of ${items.length} failed`);
+                return items.map((i) => (i.refused ? Promise.reject(new Error(`refused ${i.n}`)) : i.n * 10));
+              } finally {
+                out--;
+              }
+            },
+            onFailure: 'alone',
+          });
           const calls: Array<{ item: Item; answer: Promise<PromiseSettledResult<number>> }> = [];
           let n = 0;
           for (const t of turns) {
@@ -98,6 +195,8 @@ describe('TurnBatcher (shared by the Redis and SQL completes)', () => {
             await turn();
           }
           await batcher.drain();
+          // the bound holds, 'alone' resends included (one at a time, in their batch's place)
+          if (maxInFlight !== undefined) expect(mostOut).toBeLessThanOrEqual(maxInFlight);
           for (const b of sent) {
             expect(b.length).toBeLessThanOrEqual(maxBatch);
             expect(new Set(b.map((i) => i.key)).size).toBe(b.length);

@@ -21,9 +21,8 @@
  * from the steady state).
  */
 import { resolve } from 'node:path';
-import type { MemoryTaskStore, NewTask } from 'nestjs-priority-queue';
-import type { PriorityQueue, SubmitInput, TaskTypeRegistry } from '../../../libs/priority-queue/src/core';
-import { seededRandom } from '../lib/rng';
+import type { NewTask } from 'nestjs-priority-queue';
+import { memoryBenchSetup, type MemoryBenchLib } from '../lib/memory-setup';
 import { treeTaskId } from './support/tree-task-id';
 
 const tree = resolve(process.argv[2] ?? '.');
@@ -36,34 +35,13 @@ const WARM = process.env.WARM === '1';
 const SEED = 20_240_601;
 const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
-type Lib = {
-  MemoryTaskStore: new () => MemoryTaskStore;
-  TaskTypeRegistry: new () => TaskTypeRegistry;
-  PriorityQueue: new (o: { store: MemoryTaskStore; registry: TaskTypeRegistry }) => PriorityQueue;
-};
 // the bench's imports: the store from the package root, the queue and registry from core/
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const lib = { ...require(resolve(tree, 'libs/priority-queue/src/core')), ...require(resolve(tree, 'libs/priority-queue/src')) } as Lib;
+const lib = { ...require(resolve(tree, 'libs/priority-queue/src/core')), ...require(resolve(tree, 'libs/priority-queue/src')) } as MemoryBenchLib;
 
 
-/** As memory.bench.ts setup(): a store, a queue over it, and the bench's input generator. */
-async function setup(seed: number): Promise<{ store: MemoryTaskStore; queue: PriorityQueue; input: () => SubmitInput }> {
-  const store = new lib.MemoryTaskStore();
-  await store.init();
-  const registry = new lib.TaskTypeRegistry();
-  registry.register('bench', { providerKey: 'provider' });
-  const queue = new lib.PriorityQueue({ store, registry });
-  await store.setLimits({ kind: 'provider', providerKey: 'provider', accountConcurrency: 50 });
-  const random = seededRandom(seed);
-  let n = 0;
-  const input = (): SubmitInput => ({
-    type: 'bench',
-    priority: Math.floor(random() * 2001) - 1000,
-    accountId: `acc-${Math.floor(random() * 1000)}`,
-    payload: { n: ++n, url: 'https://example.test/job' },
-  });
-  return { store, queue, input };
-}
+/** memory.bench.ts's setup, over this tree's classes. */
+const setup = (seed: number) => memoryBenchSetup(lib, seed);
 
 /** User CPU µs per task of `f`, between two process.cpuUsage() calls (the callgrind dump points). */
 async function row(what: string, n: number, f: () => Promise<void>): Promise<number> {

@@ -2,8 +2,8 @@
  * A burst after a quiet spell on PostgreSQL (issue 15 §2, latency p99): an idle core Worker
  * (concurrency 16, defaults) on its own DataSource, one more DataSource submits. Bursts of `tasks`
  * submits `gap` ms apart, not awaited (the bench's latency scenario), each after `quietMs` of
- * nothing; prints submit -> handler start p50 / p99 per burst and the connections the two pools
- * opened during it. node-pg's pool closes a connection idle for idleTimeoutMillis (10 s), so each
+ * nothing; prints submit -> handler start p50 / p99 per burst, the connections the two pools
+ * opened during it, and how many each pool holds at its end (which side opened them). node-pg's pool closes a connection idle for idleTimeoutMillis (10 s), so each
  * burst after a longer spell meets cold connections: a connect, then every hot statement's first
  * call on a new backend (PL/pgSQL compile, plans). PQ_POOL_MIN=n passes pg-pool's `min` through
  * TypeORM's `extra` to both DataSources: that many connections are not closed when idle (pg-pool
@@ -18,6 +18,9 @@ import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeor
 import { startServers } from '../lib/servers';
 import { nowMs, percentile, sleep } from '../lib/stats';
 import { runProfile } from './support/run-profile';
+
+/** Connections pg-pool holds now (TypeORM's postgres driver keeps its pool as `master`). */
+const poolSize = (ds: DataSource): number => (ds.driver as unknown as { master: { totalCount: number } }).master.totalCount;
 
 async function main(): Promise<void> {
   const bursts = Number(process.argv[2] ?? 3);
@@ -68,7 +71,7 @@ async function main(): Promise<void> {
       while ([...submitted.keys()].some((i) => !started.has(i))) await sleep(5);
       const lat = [...submitted].map(([i, t]) => started.get(i)! - t);
       console.log(
-        `burst ${b} (after ${b === 0 ? 2000 : quietMs} ms quiet): p50 ${percentile(lat, 0.5).toFixed(1)} ms, p99 ${percentile(lat, 0.99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms; connections opened ${connects - before}`,
+        `burst ${b} (after ${b === 0 ? 2000 : quietMs} ms quiet): p50 ${percentile(lat, 0.5).toFixed(1)} ms, p99 ${percentile(lat, 0.99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms; connections opened ${connects - before} (open now: worker's pool ${poolSize(open[0].ds)}, submitter's ${poolSize(open[1].ds)})`,
       );
     }
   } finally {

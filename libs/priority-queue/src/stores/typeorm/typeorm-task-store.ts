@@ -56,7 +56,7 @@ import { completeThenClaim } from '../../core/complete-and-claim';
 import { completeRemoving, RemovingCompleter } from './sql/complete-removing';
 import { PgWakeListener } from './pg-listener';
 import { orderColumnsSql } from './order-columns';
-import { num, rowToTask, TASK_COLUMNS, toJson } from './rows';
+import { num, rowToTask, TASK_COLUMNS } from './rows';
 import { migrate, recordedSchemaVersion } from './schema/migrate';
 import { LATEST_SCHEMA_VERSION } from './schema/migrations';
 import { cancelTask } from './sql/cancel-task';
@@ -64,7 +64,7 @@ import { changePriority } from './sql/change-priority';
 import { claimPolls } from './sql/claim-polls';
 import { fencedWrite } from './sql/fenced-write';
 import { createdOneShot, createsWithServerClock, insertTasks, oneShotCreate } from './sql/insert-tasks';
-import { insertTasksPg } from './sql/insert-tasks.pg';
+import { createPg, PgCreateBatcher } from './sql/create-batch.pg';
 import { notifyArgs, readLimits, setLimits, setTenantWeight } from './sql/limits';
 import { purge } from './sql/purge';
 import { getTask, listTasks } from './sql/read-tasks';
@@ -146,6 +146,8 @@ export class TypeOrmTaskStore implements TaskStore {
   /** MySQL / MariaDB and SQLite: wake-ups from other processes (null when wakePollMs is 0). */
   private readonly watcher: ChangeWatcher | null;
   private readonly completer: CompleteBatcher | null;
+  /** PostgreSQL: single creates gathered under a burst (sql/create-batch.pg.ts). */
+  private readonly pgCreates: PgCreateBatcher | null;
   /** complete() with removal `now` on PostgreSQL, gathered per event-loop turn (sql/complete-removing.ts). */
   private readonly removing: RemovingCompleter | null;
   private closed = false;
@@ -182,6 +184,7 @@ export class TypeOrmTaskStore implements TaskStore {
     const pg = dialect.kind === 'postgres' ? new PgDirect(options.dataSource) : null;
     this.ctx = new StoreContext(db, dialect, this.tables, queue, this.agingIntervalMs, options.clock ?? null, notifyChannel(prefix, h, 'wake'), pg);
     this.completer = dialect.kind === 'sqlite' ? null : new CompleteBatcher(this.ctx);
+    this.pgCreates = pg ? new PgCreateBatcher(this.ctx) : null;
     this.removing = dialect.kind === 'postgres' ? new RemovingCompleter(this.ctx) : null;
     this.ctx.historyLimit = validateHistoryLimit(options.historyLimit, DEFAULT_HISTORY_LIMIT);
     this.ctx.fair = this.fairness !== null;
@@ -247,6 +250,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.closed = true;
     this.watcher?.stop();
     await this.completer?.drain();
+    await this.pgCreates?.drain();
     const l = this.listener;
     this.listener = null;
     await l?.close();
@@ -263,14 +267,9 @@ export class TypeOrmTaskStore implements TaskStore {
     refuseBoosts('TypeOrmTaskStore', this.policies, tasks);
     const c = this.ctx;
     if (c.pg && tasks.every((t) => t.idempotencyKey === null)) {
-      // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys)
-      const payloads = tasks.map((t) => toJson(t.payload));
-      const { inserted, now } = await insertTasksPg(c, tasks, payloads, tasks.some((t) => t.delayMs <= 0)); // NOTIFY when due
-      return tasks.map((t, i) => {
-        const p = payloads[i];
-        const { seq, fairTag } = inserted.get(t.id)!;
-        return { task: { ...newTaskRecord(t, now, seq, p === null ? null : JSON.parse(p)), fairTag }, created: true };
-      });
+      // one statement, no explicit transaction (PostgreSQL, batch without idempotency keys);
+      // single creates (submit) share statements under a burst (sql/create-batch.pg.ts)
+      return tasks.length === 1 && this.pgCreates ? [await this.pgCreates.create(tasks[0])] : createPg(c, tasks);
     }
     const oneShot = c.db.batching && createsWithServerClock(c, tasks) && tasks.every((t) => t.idempotencyKey === null);
     for (let attempt = 1; ; attempt++) {
