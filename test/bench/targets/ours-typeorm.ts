@@ -25,17 +25,27 @@ interface Binding {
   dropTables(ds: DataSource, prefix: string): Promise<void>;
   dropFile?(namespace: string): void;
   seedTerminal?: boolean;
+  /**
+   * A server's stores share one DataSource per profile for the whole run, as an application's
+   * do (and as the peers' producers keep one pool: graphile-worker's WorkerUtils, pg-boss's
+   * instance); each namespace is its own tables. Without it (SQLite: one file per namespace)
+   * each namespace has its own DataSource, destroyed with it.
+   */
+  shareSource?: boolean;
 }
 
 function typeormTarget(b: Binding, variant: OurVariant = {}): BenchTarget {
-  /** One DataSource per namespace (SQLite: one file per namespace), made for its profile. */
+  /** One DataSource per profile (shareSource) or per namespace (SQLite: one file per namespace), made for its profile. */
   const sources = new Map<string, DataSource>();
+  const namespaces = new Map<string, string>(); // namespace -> its key in sources
   const sourceFor = async (namespace: string, profile: Profile = 'tuned'): Promise<DataSource> => {
-    let ds = sources.get(namespace);
+    const key = namespaces.get(namespace) ?? (b.shareSource ? `profile:${profile}` : namespace);
+    namespaces.set(namespace, key);
+    let ds = sources.get(key);
     if (!ds) {
       ds = new DataSource(b.options(namespace, profile));
       await ds.initialize();
-      sources.set(namespace, ds);
+      sources.set(key, ds);
     }
     return ds;
   };
@@ -51,16 +61,21 @@ function typeormTarget(b: Binding, variant: OurVariant = {}): BenchTarget {
     async close() {
       for (const ds of sources.values()) await ds.destroy().catch(() => undefined);
       sources.clear();
+      namespaces.clear();
     },
     async createStore(namespace, profile) {
       return new TypeOrmTaskStore({ dataSource: await sourceFor(namespace, profile), tablePrefix: tablePrefix(namespace), historyLimit: benchHistoryLimit() });
     },
     async dropNamespace(namespace) {
-      const ds = sources.get(namespace);
+      const key = namespaces.get(namespace);
+      const ds = key === undefined ? undefined : sources.get(key);
+      namespaces.delete(namespace);
       if (ds) {
         await b.dropTables(ds, tablePrefix(namespace)).catch(() => undefined);
-        await ds.destroy();
-        sources.delete(namespace);
+        if (!b.shareSource) {
+          await ds.destroy();
+          sources.delete(key!);
+        }
       }
       b.dropFile?.(namespace);
     },
@@ -129,6 +144,7 @@ export function ourPostgresTarget(env: BenchEnv, variant: OurVariant = {}): Benc
     label: 'ours (PostgreSQL)',
     server: 'postgres',
     seedTerminal: true,
+    shareSource: true,
     options: (_, profile) => ({ type: 'postgres', url: pg.url, ...(profile === 'tuned' ? { poolSize: POOL } : {}), logging: false }),
     dropTables: (ds, prefix) =>
       dropByPrefix(
@@ -147,6 +163,7 @@ export function ourMariaDbTarget(env: BenchEnv, variant: OurVariant = {}): Bench
     id: variantId('ours-mariadb', variant),
     label: 'ours (MariaDB)',
     server: 'mariadb',
+    shareSource: true,
     options: (_, profile) => ({
       type: 'mariadb',
       host: m.host,
