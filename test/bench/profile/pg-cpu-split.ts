@@ -12,6 +12,7 @@
  * is the figure to compare, not jobs/s.
  *
  * `node -r ./test/support/register.js test/bench/profile/pg-cpu-split.ts [tasks=20000] [rounds=3] [targets=ours-postgres,graphile-worker]`
+ * (targets: ours-postgres, ours-postgres+roc (removeOnComplete, BENCH_REMOVE_ON_COMPLETE), ours-tuned, graphile-worker)
  * (env OURS_PREFETCH=<x concurrency> / OURS_CLAIMS=<claims in flight>: our target with other
  * Worker settings than the benchmark's 2 / 1, as target id `ours-tuned`;
  * env CPU_PROF=<dir>: also writes a V8 CPU profile of each drain, submission excluded; analyse with
@@ -26,6 +27,7 @@ import { startPostgresServer } from '../../support/servers/postgres-server';
 import { graphileWorkerTarget } from '../targets/graphile-worker';
 import { ourPostgresTarget } from '../targets/ours-typeorm';
 import { ourTarget } from '../targets/ours';
+import { removeOnCompleteFromEnv } from '../targets/remove-on-complete';
 import { DataSource } from 'typeorm';
 import { TypeOrmTaskStore } from '../../../libs/priority-queue/src/stores/typeorm';
 import type { BenchEnv, BenchTarget } from '../target';
@@ -168,7 +170,14 @@ async function main(): Promise<void> {
   try {
     const postmaster = Number(readFileSync(join(server.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const env: BenchEnv = { postgres: { host: server.host, port: server.port, user: server.user, password: server.password, database: server.database, url: server.url } };
-    const targets = ids.map((id) => (id === 'graphile-worker' ? graphileWorkerTarget(env) : id === 'ours-tuned' ? tunedTarget(env) : ourPostgresTarget(env)));
+    const targetOf = (id: string): BenchTarget => {
+      if (id === 'graphile-worker') return graphileWorkerTarget(env);
+      if (id === 'ours-tuned') return tunedTarget(env);
+      if (id === 'ours-postgres+roc') return ourPostgresTarget(env, { removeOnComplete: removeOnCompleteFromEnv() });
+      if (id === 'ours-postgres') return ourPostgresTarget(env);
+      throw new Error(`unknown target ${id}: ours-postgres, ours-postgres+roc, ours-tuned or graphile-worker`);
+    };
+    const targets = ids.map(targetOf);
     for (const t of targets) await t.open();
     // one warm-up drain each (JIT, plan caches, pg_class caches), not reported
     for (const t of targets) await drainOnce(t, Math.min(n, 2000), 0, postmaster);
