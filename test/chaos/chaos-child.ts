@@ -6,6 +6,8 @@
  *   E <id> <kind> <t>   it returns (or throws)
  *   K <t>               this process kills itself (see selfKill)
  *   C <t>               the worker sends a completeAndClaim (its completes with its claim)
+ *   L <t> <ms>          this process's event loop did not run for <ms> (> 500) until t: a stall
+ *                       (CPU starved, paused) past which a lease may have run out unrenewed
  * with t = local wall-clock ms (sub-ms), comparable across processes of one machine.
  *
  * selfKill: with this probability per store call of the worker (claims, outcome writes,
@@ -134,6 +136,12 @@ async function main(): Promise<void> {
     onError: () => void errors++,
   });
   await worker.start();
+  let tick = performance.now();
+  setInterval(() => {
+    const t = performance.now();
+    if (t - tick > 600) audit(`L ${now()} ${Math.round(t - tick - 100)}`);
+    tick = t;
+  }, 100).unref();
   process.send?.({ kind: 'ready' });
   process.on('message', (m: { kind?: string }) => {
     if (m?.kind !== 'stop') return;

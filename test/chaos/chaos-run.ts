@@ -33,7 +33,7 @@ import {
 } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
 import { listAll } from '../model/task-view';
-import { peakUse, slotLimitOf } from '../redis/support/audit-replay';
+import { peakUse, resourcesOf, slotLimitOf } from '../redis/support/audit-replay';
 import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
 
 const ROOT = join(__dirname, '..', '..');
@@ -109,6 +109,8 @@ interface Child {
   auditPath: string;
   /** Wall-clock time it was seen dead (exit event) when it did not stop gracefully. */
   diedAt: number | null;
+  /** Wall-clock time right after the test sent it SIGKILL: it runs nothing after that. */
+  killedAt: number | null;
   stopped: boolean;
   output: string;
 }
@@ -130,7 +132,7 @@ class Pool {
       env: { ...process.env, PQ_CHAOS: JSON.stringify({ ...this.base, auditPath }) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const c: Child = { proc, auditPath, diedAt: null, stopped: false, output: '' };
+    const c: Child = { proc, auditPath, diedAt: null, killedAt: null, stopped: false, output: '' };
     proc.stdout?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
     proc.stderr?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
     proc.on('exit', () => {
@@ -152,6 +154,7 @@ class Pool {
     if (c.diedAt !== null) return;
     const gone = new Promise<void>((r) => c.proc.once('exit', () => r()));
     c.proc.kill('SIGKILL');
+    c.killedAt = wallNow();
     await gone;
   }
 
@@ -197,33 +200,64 @@ interface Call {
   kind: 's' | 'p';
   begin: number;
   end: number;
+  /** The audit file it came from (its worker process). */
+  file: string;
+  /** Its end is its process's death (no E line). */
+  cut?: true;
 }
 
-/** Handler calls per task from every audit file; a call cut by its process's death ends then. */
-function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number; combined: number } {
+/**
+ * Handler calls per task from every audit file; a call cut by its process's death ends then: when
+ * the test sent the SIGKILL, when the process killed itself (K line), else when its exit was seen.
+ */
+function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number; combined: number; stalls: string[] } {
   const calls: Call[] = [];
+  const stalls: string[] = [];
   let selfKills = 0;
   let combined = 0;
   for (const c of children) {
     if (!existsSync(c.auditPath)) continue;
     const open = new Map<string, { kind: 's' | 'p'; begin: number }>();
-    let death = c.diedAt ?? Infinity;
+    let death = Math.min(c.killedAt ?? Infinity, c.diedAt ?? Infinity);
+    const file = c.auditPath.replace(/^.*\//, '');
     for (const line of readFileSync(c.auditPath, 'utf8').split('\n')) {
       const [k, id, kind, t] = line.split(' ');
       if (k === 'B') open.set(`${id} ${kind}`, { kind: kind as 's' | 'p', begin: Number(t) });
       else if (k === 'E') {
         const b = open.get(`${id} ${kind}`)!;
         open.delete(`${id} ${kind}`);
-        calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t) });
+        calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t), file });
       } else if (k === 'C') combined++;
+      else if (k === 'L') stalls.push(`${file}: event loop stalled ${kind} ms until ${id}`);
       else if (k === 'K') {
         selfKills++;
         death = Math.min(death, Number(id));
       }
     }
-    for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death });
+    for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death, file, cut: true });
   }
-  return { calls, selfKills, combined };
+  return { calls, selfKills, combined, stalls };
+}
+
+/** For a failure: the calls of distinct tasks that overlap on each exceeded resource, with their tasks' histories. */
+async function overrunReport(resources: string[], calls: readonly Call[], tasks: Map<string, Task>, store: TaskStore): Promise<string> {
+  const lines: string[] = [];
+  const shown = new Set<string>();
+  for (const res of resources) {
+    const on = calls.filter((c) => resourcesOf(tasks.get(c.id)!).includes(res)).sort((a, b) => a.begin - b.begin);
+    for (let i = 0; i < on.length && lines.length < 20; i++) {
+      for (let j = i + 1; j < on.length && on[j].begin < on[i].end; j++) {
+        if (on[j].id === on[i].id) continue;
+        lines.push(`${res}: ${JSON.stringify(on[i])} overlaps ${JSON.stringify(on[j])}`);
+        shown.add(on[i].id).add(on[j].id);
+      }
+    }
+  }
+  for (const id of shown) {
+    const h = await store.history(id).catch(() => []);
+    lines.push(`${id} history: ${h.map((e) => `${e.at} ${e.from}->${e.to}${e.error ? ` (${e.error})` : ''}`).join(', ')}`);
+  }
+  return lines.join('\n');
 }
 
 export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise<void> {
@@ -261,8 +295,9 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
         log.push(`connections killed: ${await retrying(() => target.killConnections!())}`);
       } else {
         const live = pool.live;
-        if (live.length) await pool.kill(live[r(live.length)]);
-        log.push('worker killed');
+        const victim = live.length ? live[r(live.length)] : null;
+        if (victim) await pool.kill(victim);
+        log.push(victim ? `${victim.auditPath.replace(/^.*\//, '')} killed at ${victim.killedAt!.toFixed(3)} (exit seen ${(victim.diedAt! - victim.killedAt!).toFixed(1)} ms later)` : 'no worker to kill');
       }
       // keep the pool at its size (self-killed workers too)
       while (pool.live.length < opts.workers) await pool.spawn();
@@ -288,7 +323,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     const tasks = new Map<string, Task>();
     for (const t of await listAll((status, limit, afterSeq) => api.list(status, limit, afterSeq))) tasks.set(t.id, t);
     expect(tasks.size).toBe(opts.tasks);
-    const { calls, selfKills, combined } = readCalls(pool.all);
+    const { calls, selfKills, combined, stalls } = readCalls(pool.all);
     const runs = new Map<string, number>();
     for (const c of calls) if (c.kind === 's') runs.set(c.id, (runs.get(c.id) ?? 0) + 1);
     const wrong: string[] = [];
@@ -320,11 +355,12 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       cs.sort((a, b) => a.begin - b.begin);
       for (let i = 1; i < cs.length; i++) if (cs[i].begin < cs[i - 1].end) overlaps.push(`${id}: ${JSON.stringify(cs.slice(i - 1, i + 1))}`);
     }
-    expect(overlaps).toEqual([]);
+    if (overlaps.length) throw new Error(`a task ran twice at once:\n${overlaps.join('\n')}\nstalls: ${stalls.join('; ') || 'none'}\nchaos: ${log.join(', ')}`);
 
     // no limit exceeded at any instant (ends before begins at equal times)
     const peaks = peakUse(calls.map((c) => ({ task: tasks.get(c.id)!, start: c.begin, finish: c.end })));
-    expect([...peaks].filter(([res, peak]) => peak > (slotLimit(res) ?? Infinity))).toEqual([]);
+    const exceeded = [...peaks].filter(([res, peak]) => peak > (slotLimit(res) ?? Infinity));
+    if (exceeded.length) throw new Error(`limits exceeded: ${JSON.stringify(exceeded)}\n${await overrunReport(exceeded.map(([res]) => res), calls, tasks, store)}\nstalls: ${stalls.join('; ') || 'none'}\nchaos: ${log.join(', ')}`);
 
     // no slot leaked
     const stats = await store.stats();

@@ -25,6 +25,9 @@ export class TcpProxy {
   private armed: { steps: ChunkMatch[]; dropped: () => void } | null = null;
   /** While a dropped connection is still open on the server side, new connections wait for it. */
   private gate: Promise<void> = Promise.resolve();
+  /** Client / upstream pairs being forwarded (a partition pauses them). */
+  private readonly pairs = new Set<[Socket, Socket]>();
+  private healed: (() => void) | null = null;
 
   private constructor(
     private readonly targetHost: string,
@@ -57,7 +60,33 @@ export class TcpProxy {
     return new Promise<void>((resolve) => (this.armed = { steps, dropped: resolve }));
   }
 
+  /**
+   * A network partition: every open connection stops moving bytes both ways (nothing is lost or
+   * closed: the sockets are paused, the bytes wait in the kernel's buffers), and new connections
+   * wait; requests hang, as they do when a route goes down. heal() lets everything through again.
+   */
+  partition(): void {
+    if (this.healed) return;
+    for (const [client, upstream] of this.pairs) {
+      client.pause();
+      upstream.pause();
+    }
+    const gate = this.gate;
+    this.gate = new Promise<void>((r) => (this.healed = r)).then(() => gate);
+  }
+
+  heal(): void {
+    if (!this.healed) return;
+    for (const [client, upstream] of this.pairs) {
+      client.resume();
+      upstream.resume();
+    }
+    this.healed();
+    this.healed = null;
+  }
+
   async close(): Promise<void> {
+    this.heal();
     for (const s of this.open) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -71,6 +100,9 @@ export class TcpProxy {
       if (client.destroyed) return;
       const upstream = connect(this.targetPort, this.targetHost);
       this.track(upstream);
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
+      client.once('close', () => this.pairs.delete(pair));
       let step = 0;
       let dropping = false;
       upstream.on('data', (d) => {

@@ -63,6 +63,7 @@ export {
   TaskNotFoundError,
   InvalidStateError,
   StaleLeaseError,
+  LeaseExpiredError,
   DeadlinePassedError,
   HandlerRegistrationError,
   StoreClosedError,

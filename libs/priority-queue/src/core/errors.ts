@@ -73,6 +73,18 @@ export class StaleLeaseError extends PriorityQueueError {
   }
 }
 
+/**
+ * The abort reason a handler's signal carries when its lease is about to expire and could not be
+ * renewed (the store did not answer the renewals): the recovery may soon give the task to another
+ * worker, so the handler must stop. Its outcome is still written if the lease turns out to be ours.
+ */
+export class LeaseExpiredError extends PriorityQueueError {
+  static override readonly code: string = 'LEASE_EXPIRED';
+  constructor(readonly taskId: string, readonly leaseUntil: number) {
+    super(Messages.leaseExpired(taskId, leaseUntil));
+  }
+}
+
 /** The abort reason a handler's signal carries when its task's deadline passed (DESIGN §4). */
 export class DeadlinePassedError extends PriorityQueueError {
   static override readonly code: string = 'DEADLINE_PASSED';

@@ -36,7 +36,8 @@ export interface HandlerContext<P = unknown> {
   task: Task<P>;
   payload: P;
   /**
-   * Aborted when the lease is lost, when the task's deadline passes (reason: a
+   * Aborted when the lease is lost, when it is about to expire because the store did not answer
+   * its renewals (reason: a LeaseExpiredError), when the task's deadline passes (reason: a
    * DeadlinePassedError; the task ends TIMED_OUT and whatever the handler returns later is
    * discarded), or when the worker shuts down past its grace period.
    */

@@ -43,6 +43,8 @@ export const Messages = {
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,
   staleLease: (id: string) =>
     `Task ${id} was changed by someone else (lease expired or fenced out); this write was rejected. The current holder or the recovery owns it now.`,
+  leaseExpired: (id: string, leaseUntil: number) =>
+    `Task ${id}: its lease runs out at ${new Date(leaseUntil).toISOString()} and the store did not answer its renewals, so its handler was aborted (after that, the recovery may give the task to another worker). Check the worker's connection to the store; raise leaseMs if renewals are slow.`,
   deadlinePassed: (id: string, deadlineAt: number) =>
     `Task ${id} passed its deadline (${new Date(deadlineAt).toISOString()}): its handler was aborted and the task ends TIMED_OUT; a late result is discarded. Raise timeoutMs if the work needs longer.`,
   storeClosed: () => `The task store is closed. Create a new store or restart the application.`,

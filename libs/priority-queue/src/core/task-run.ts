@@ -3,7 +3,7 @@
 // and move one fence and one abort state; split, every part would pass that state around.
 import { backoffDelay } from './backoff';
 import { MAX_TIMER_MS } from './timers';
-import { DeadlinePassedError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError, TaskNotFoundError } from './errors';
+import { DeadlinePassedError, LeaseExpiredError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError, TaskNotFoundError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
 import { delayOf, errorText, externalIdOf, pollResultOf, resultOf } from './handler-output';
@@ -73,6 +73,14 @@ export class TaskRun {
   renewedAt: number | null = null;
   private fence: Fence;
   private controller: AbortController | null = null;
+  /**
+   * Local time (Date.now()) until which the lease is surely ours: leaseMs after the claim or the
+   * last successful renewal was SENT (the store started the lease later, so this is never past
+   * its real end in local time, whatever the clocks' offset). Set by the worker at dispatch.
+   */
+  leaseKeptUntil = Infinity;
+  /** The lease came within a renewal tick of leaseKeptUntil without a renewal: the handler was aborted. */
+  private expiring = false;
   /** Why the run was aborted before anyone asked for its signal. */
   private abortReason: unknown = undefined;
   /** An outcome is being written (the handler's, the deadline's or a hand-back's): no other one is. */
@@ -122,6 +130,7 @@ export class TaskRun {
   async execute(): Promise<void> {
     try {
       if (this.settled || this.lost) return; // timed out (or lost) while it waited for a slot
+      if (this.expiring) return await this.handBack(false); // its lease ran out while it waited: not started
       this.renewedAt ??= Date.now();
       await (this.kind === 'submit' ? this.submit() : this.poll());
     } catch (e) {
@@ -154,10 +163,16 @@ export class TaskRun {
   /**
    * Renews the lease when the last renewal is at least leaseMs/3 old (`now` is local time). A
    * refusal goes through refence(); the handler is aborted only when the lease is not ours any
-   * more. A store error is reported, and the next renewal tries again.
+   * more. A store error is reported, and the next renewal tries again; but once the lease as last
+   * renewed is within leaseMs/6 (the worker's renewal tick) of its end, the handler is aborted
+   * (LeaseExpiredError): from its end the recovery may give the task to another worker, and a
+   * handler that went on would then run beside that one, holding its limits' slots twice. Its
+   * outcome is still written under the fence (the store keeps it if nobody took the task).
    */
   renewIfDue(now: number): void {
-    if (this.lost || this.renewedAt === null || now - this.renewedAt < this.ctx.leaseMs / 3) return;
+    if (this.lost || this.renewedAt === null) return;
+    this.abortIfExpiring(now);
+    if (now - this.renewedAt < this.ctx.leaseMs / 3) return;
     this.renewedAt = now;
     this.renew().then(
       (t) => {
@@ -165,6 +180,7 @@ export class TaskRun {
         if (t) {
           this.task = t;
           this.fence = fenceOf(t);
+          this.leaseKeptUntil = Math.max(this.leaseKeptUntil, now + this.ctx.leaseMs);
         } else {
           this.lost = true;
           this.abortWith(new StaleLeaseError(this.task.id));
@@ -174,6 +190,12 @@ export class TaskRun {
         if (!this.lost && this.renewedAt !== null) this.ctx.onError(e);
       },
     );
+  }
+
+  private abortIfExpiring(now: number): void {
+    if (this.expiring || now < this.leaseKeptUntil - this.ctx.leaseMs / 6) return;
+    this.expiring = true;
+    this.abortWith(new LeaseExpiredError(this.task.id, this.leaseKeptUntil + (this.ctx.storeNow() - Date.now()))); // its end, on the store's clock
   }
 
   private abortWith(reason: unknown): void {

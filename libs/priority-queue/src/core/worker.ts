@@ -271,12 +271,13 @@ export class Worker {
     const limit = Math.min(pollSlots, this.batchSize);
     this.reserved += limit;
     let polls: Task[];
+    const sentAt = Date.now();
     try {
       polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
     } finally {
       this.reserved -= limit;
     }
-    for (const t of polls) this.dispatch(t, 'poll');
+    for (const t of polls) this.dispatch(t, 'poll', sentAt);
     if (polls.length < limit) this.nextPollCheck = Date.now() + this.busyPollMs;
     const freeAfter = this.freeSlots();
     return { n: polls.length, full: polls.length >= limit, freeAfter, cap: freeAfter };
@@ -292,6 +293,7 @@ export class Worker {
     const limit = Math.min(free, this.batchSize);
     this.reserved += limit;
     let claim: SubmissionClaim;
+    const sentAt = Date.now();
     try {
       const request = { owner: this.owner, limit, leaseMs: this.leaseMs };
       // completes written this turn ride on the claim (store.completeAndClaim): one round trip
@@ -303,7 +305,7 @@ export class Worker {
     for (const t of claim.timedOut) this.events.emit(t, TaskStatus.PENDING_SUBMIT);
     for (const t of claim.claimed) {
       this.events.emit(t, TaskStatus.PENDING_SUBMIT);
-      this.dispatch(t, 'submit');
+      this.dispatch(t, 'submit', sentAt);
     }
     const freeAfter = this.freeSlots();
     if (claim.nextWakeAt !== null && this.started) {
@@ -419,13 +421,15 @@ export class Worker {
     }
   }
 
-  private dispatch(task: Task, kind: 'submit' | 'poll'): void {
+  /** Holds a claimed task: `claimSentAt`, local time the claim was sent (its lease began later). */
+  private dispatch(task: Task, kind: 'submit' | 'poll', claimSentAt: number): void {
     const run = new TaskRun(this.runContext, task, kind);
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
     const entry: ActiveRun = { run, done, finished };
     this.active.set(task.id, entry);
     run.renewedAt = Date.now(); // leased from now on: renewed while it waits and while it runs
+    run.leaseKeptUntil = claimSentAt + this.leaseMs;
     run.watchDeadline();
     // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
     if (!this.renewTimer) {
