@@ -37,9 +37,28 @@ export interface Dialect {
   isUniqueViolation(e: unknown): boolean;
   /** Deadlock, serialization failure, lock timeout, busy database: the transaction may be retried. */
   isRetryable(e: unknown): boolean;
+  /**
+   * The statement failed and nothing of it was written: the server answered with an error of the
+   * statement (a constraint, a type, a syntax error) and rolled it back. False when it may have
+   * committed before the error: a lost connection, a terminated session, a server shutting down
+   * or an internal error (an unknown outcome: sending it again could write it twice).
+   */
+  nothingWritten(e: unknown): boolean;
 }
 
-export function driverError(e: unknown): { code?: unknown; errno?: unknown; message?: string } {
+export interface DriverError {
+  code?: unknown;
+  errno?: unknown;
+  message?: string;
+  /** node-pg: ERROR, FATAL, PANIC. */
+  severity?: unknown;
+  /** mysql2: SQLSTATE of a server error. */
+  sqlState?: unknown;
+  /** mysql2: the connection is gone. */
+  fatal?: unknown;
+}
+
+export function driverError(e: unknown): DriverError {
   const d = (e as { driverError?: unknown })?.driverError ?? e;
-  return (d ?? {}) as { code?: unknown; errno?: unknown; message?: string };
+  return (d !== null && typeof d === 'object' ? d : {}) as DriverError;
 }

@@ -15,4 +15,13 @@ export const mysqlDialect: Dialect = {
   onConflictUpdate: (_conflict, update) => `ON DUPLICATE KEY UPDATE ${update.map((c) => `${c} = VALUES(${c})`).join(', ')}`,
   isUniqueViolation: (e) => driverError(e).errno === 1062 || driverError(e).code === 'ER_DUP_ENTRY',
   isRetryable: (e) => [1213, 1205].includes(Number(driverError(e).errno)),
+  nothingWritten(e) {
+    const { errno, sqlState, fatal } = driverError(e);
+    // a server error has an errno and a SQLSTATE; client errors (errno 2000-2999, a lost connection) are fatal or have none
+    if (fatal === true || typeof errno !== 'number' || (errno >= 2000 && errno < 3000) || typeof sqlState !== 'string') return false;
+    return !sqlState.startsWith('08') && !MAYBE_WRITTEN.has(errno);
+  },
 };
+
+/** Server errors after which the statement may have committed: server shutdown, query interrupted (KILL), connection killed. */
+const MAYBE_WRITTEN = new Set([1053, 1317, 1927]);

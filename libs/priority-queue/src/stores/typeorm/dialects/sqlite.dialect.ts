@@ -15,4 +15,9 @@ export const sqliteDialect: Dialect = {
     `ON CONFLICT (${conflict.join(', ')}) DO UPDATE SET ${update.map((c) => `${c} = excluded.${c}`).join(', ')}`,
   isUniqueViolation: (e) => String(driverError(e).code ?? '').startsWith('SQLITE_CONSTRAINT'),
   isRetryable: (e) => ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(String(driverError(e).code ?? '')),
+  nothingWritten(e) {
+    // in process: an error code of the statement means it rolled back; a failing disk or file may have written part of it
+    const code = String(driverError(e).code ?? '');
+    return code.startsWith('SQLITE_') && !/^SQLITE_(IOERR|CORRUPT|NOTADB|FULL|CANTOPEN)/.test(code);
+  },
 };

@@ -49,7 +49,8 @@ export class PgCreateBatcher {
     sendAtOnce: true,
     keyOf: (t) => t.id,
     send: (tasks) => createPg(this.c, tasks),
-    onFailure: { aloneIf: refusedByServer },
+    // a refused statement rolled back (sent again alone); any other failure may have committed
+    onFailure: { aloneIf: (e) => e instanceof FairTagOverflowError || this.c.d.nothingWritten(e) },
   });
 
   constructor(private readonly c: StoreContext) {}
@@ -62,20 +63,4 @@ export class PgCreateBatcher {
   drain(): Promise<void> {
     return this.batcher.drain();
   }
-}
-
-/** SQLSTATE classes after which the statement may have committed: connection exception, operator intervention (a terminated backend), system error, internal error. */
-const MAYBE_WRITTEN = new Set(['08', '57', '58', 'XX']);
-
-/**
- * The statement failed and its transaction rolled back: an error response of the server
- * (node-pg's DatabaseError, with its SQLSTATE) of a statement-level class, or the library's
- * reading of one (a fair tag overflow). Not a client-side error (a dropped connection) nor a
- * FATAL one (a terminated backend may have committed before it said so): unknown outcome.
- */
-export function refusedByServer(e: unknown): boolean {
-  if (e instanceof FairTagOverflowError) return true;
-  const x = e as { severity?: unknown; code?: unknown } | null;
-  if (x === null || typeof x !== 'object' || typeof x.code !== 'string' || !/^[0-9A-Z]{5}$/.test(x.code)) return false;
-  return !MAYBE_WRITTEN.has(x.code.slice(0, 2)) && x.severity !== 'FATAL' && x.severity !== 'PANIC';
 }
