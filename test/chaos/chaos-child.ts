@@ -8,7 +8,7 @@
  *   C <t>               the worker sends a completeAndClaim (its completes with its claim)
  *   L <t> <ms>          this process's event loop did not run for <ms> (> 500) until t: a stall
  *                       (CPU starved, paused) past which a lease may have run out unrenewed
- * with t = local wall-clock ms (sub-ms), comparable across processes of one machine.
+ * with t = wall-clock ms (sub-ms, test/support/wall-clock.ts), comparable across processes of one machine.
  *
  * selfKill: with this probability per store call of the worker (claims, outcome writes,
  * renewals), the process sends the call and SIGKILLs itself 0-2 ms later: a crash mid-claim
@@ -20,6 +20,7 @@ import Redis, { Cluster } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { TaskTypeRegistry, Worker, type PollResult, type TaskStore } from '../../libs/priority-queue/src/core';
 import { RedisTaskStore } from 'nestjs-priority-queue/redis';
+import { wallNow } from '../support/wall-clock';
 import { TypeOrmTaskStore } from 'nestjs-priority-queue/typeorm';
 
 export type ChaosStoreKind = 'redis' | 'redis-cluster' | 'postgres' | 'mariadb' | 'sqlite';
@@ -47,7 +48,7 @@ export interface ChaosPayload {
 }
 
 const cfg = JSON.parse(process.env.PQ_CHAOS ?? '{}') as ChaosChildConfig;
-const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
+const now = () => wallNow().toFixed(3);
 const audit = (line: string) => appendFileSync(cfg.auditPath, `${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

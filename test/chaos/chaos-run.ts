@@ -19,7 +19,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import {
   AdmissionControl,
   isTerminal,
@@ -32,6 +31,7 @@ import {
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
+import { wallNow } from '../support/wall-clock';
 import { listAll } from '../model/task-view';
 import { peakUse, resourcesOf, slotLimitOf } from '../redis/support/audit-replay';
 import type { ChaosChildConfig, ChaosPayload } from './chaos-child';
@@ -90,7 +90,6 @@ function limitsOf(lanes: number): LimitUpdate[] {
 const HISTORY_LIMIT = 200;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const wallNow = () => performance.timeOrigin + performance.now();
 
 /** Calls `f` again after store errors (the test's own connections die too), up to ~60 s. */
 async function retrying<T>(f: () => Promise<T>): Promise<T> {
