@@ -4,7 +4,8 @@
  * refused). A's renewals get no answer, its lease runs out, and worker B, which reaches the
  * store, recovers the task and runs it again. A's handler must have been aborted before B's
  * starts (reason: LeaseExpiredError), or the task would run twice at once and its concurrency
- * key would hold two runs. Once the partition heals, A's late outcome is fenced out: B's stands.
+ * key would hold two runs. Once the partition heals, A's late outcome is fenced out (B's stands),
+ * and A goes on with the next task by itself.
  *
  * Real servers through a TcpProxy (test/support/tcp-proxy.ts) for Redis, PostgreSQL and
  * MariaDB; for the memory store and SQLite (no connection to cut), A's store is the same store
@@ -42,7 +43,7 @@ function heldBack(store: TaskStore, cut: { on: boolean; off: Promise<void> }): T
 }
 
 describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s cut off from its store while a handler runs', (kind) => {
-  it('aborts the handler (LeaseExpiredError) before its lease runs out: the worker that recovers the task never runs beside it', async () => {
+  it('aborts the handler (LeaseExpiredError) before its lease runs out: the worker that recovers the task never runs beside it; once healed, it goes on', async () => {
     const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
     const a = await stores.open(kind, { proxy: viaProxy });
     const b = await a.again();
@@ -61,7 +62,8 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     const aRunning = new Promise<void>((r) => (aStarted = r));
     const registryA = new TaskTypeRegistry();
     registryA.register('job', {}, {
-      run: async ({ signal }) => {
+      run: async ({ signal, payload }) => {
+        if ((payload as { quick?: boolean } | null)?.quick) return { by: 'a' };
         seen.aBegan = Date.now();
         aStarted();
         await Promise.race([abortOf(signal), sleep(6 * LEASE_MS)]);
@@ -93,9 +95,13 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     const end$ = ended(events, t.id);
     await workerB.start();
     const end = await end$;
-    healAll();
-    await workerA.stop();
     await workerB.stop();
+    healAll();
+    // A goes on by itself once its store answers again: it runs the next task
+    const next = await queue.submit({ type: 'job', payload: { quick: true } });
+    for (let i = 0; i < 600 && (await b.store.get(next.id))?.status !== TaskStatus.SUCCEEDED; i++) await sleep(50);
+    expect(await b.store.get(next.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'a' } });
+    await workerA.stop();
 
     expect(seen.aReason).toBeInstanceOf(LeaseExpiredError);
     expect(seen.bBegan).toBeDefined();
@@ -103,5 +109,61 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     expect(seen.aEnded!).toBeLessThanOrEqual(seen.bBegan!);
     expect(end.to).toBe(TaskStatus.SUCCEEDED);
     expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' }, attempts: 1 });
+  });
+});
+
+describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s whose claim reply comes after the lease ran out', (kind) => {
+  it('does not start the handler: the worker that recovered the task runs it alone', async () => {
+    const a = await stores.open(kind);
+    const b = await a.again();
+    const calls: Array<{ by: string; begin: number; end: number }> = [];
+    const registryOf = (by: string) => {
+      const registry = new TaskTypeRegistry();
+      registry.register('job', {}, {
+        run: async () => {
+          const begin = Date.now();
+          await sleep(300);
+          calls.push({ by, begin, end: Date.now() });
+          return { by };
+        },
+      }, by);
+      return registry;
+    };
+    // A's first claim runs on the server at once; its reply reaches A only after the lease ran out
+    let claimed!: () => void;
+    const claimRan = new Promise<void>((r) => (claimed = r));
+    let delayed = false;
+    const storeA = new Proxy(a.store, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function') return v;
+        const f = (v as (...args: unknown[]) => Promise<{ claimed?: unknown[] }>).bind(target);
+        if (prop !== 'claimSubmissions' && prop !== 'completeAndClaim') return f;
+        return async (...args: unknown[]) => {
+          const out = await f(...args);
+          if (!delayed && (out.claimed?.length ?? 0) > 0) {
+            delayed = true;
+            claimed();
+            await sleep(LEASE_MS + 600);
+          }
+          return out;
+        };
+      },
+    });
+    const queue = new PriorityQueue({ store: b.store, registry: registryOf('b') });
+    const t = await queue.submit({ type: 'job', concurrencyKey: 'flow-2' });
+    const events = new TaskEvents();
+    const workerA = new Worker({ store: storeA, registry: registryOf('a'), owner: 'a', concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 100, idlePollMs: 50, onError: () => undefined });
+    const workerB = new Worker({ store: b.store, registry: registryOf('b'), events, owner: 'b', concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 100, idlePollMs: 50, onError: () => undefined });
+    const end$ = ended(events, t.id);
+    await workerA.start();
+    await claimRan;
+    await workerB.start();
+    await end$;
+    await sleep(800); // A has had the late reply by now
+    await workerA.stop();
+    await workerB.stop();
+    expect(calls.map((c) => c.by)).toEqual(['b']);
+    expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' } });
   });
 });

@@ -430,6 +430,7 @@ export class Worker {
     this.active.set(task.id, entry);
     run.renewedAt = Date.now(); // leased from now on: renewed while it waits and while it runs
     run.leaseKeptUntil = claimSentAt + this.leaseMs;
+    run.renewIfDue(Date.now()); // a claim whose reply came too late to keep its lease: the run hands it back, never starts
     run.watchDeadline();
     // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
     if (!this.renewTimer) {
