@@ -8,6 +8,8 @@
  *   C <t>               the worker sends a completeAndClaim (its completes with its claim)
  *   L <t> <ms>          this process's event loop did not run for <ms> (> 500) until t: a stall
  *                       (CPU starved, paused) past which a lease may have run out unrenewed
+ *   T <a> <s> <b>       the store's clock read s (store.now(), whole ms) between local a and b: the
+ *                       audit's clock against the store's, every second
  * with t = wall-clock ms (sub-ms, test/support/wall-clock.ts), comparable across processes of one machine.
  *
  * selfKill: with this probability per store call of the worker (claims, outcome writes,
@@ -143,6 +145,10 @@ async function main(): Promise<void> {
     if (t - tick > 600) audit(`L ${now()} ${Math.round(t - tick - 100)}`);
     tick = t;
   }, 100).unref();
+  setInterval(() => {
+    const a = now();
+    store.now().then((t) => audit(`T ${a} ${t} ${now()}`), () => undefined);
+  }, 1000).unref();
   process.send?.({ kind: 'ready' });
   process.on('message', (m: { kind?: string }) => {
     if (m?.kind !== 'stop') return;

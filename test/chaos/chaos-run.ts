@@ -209,9 +209,10 @@ interface Call {
  * Handler calls per task from every audit file; a call cut by its process's death ends then: when
  * the test sent the SIGKILL, when the process killed itself (K line), else when its exit was seen.
  */
-function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number; combined: number; stalls: string[] } {
+function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: number; combined: number; stalls: string[]; skews: string[] } {
   const calls: Call[] = [];
   const stalls: string[] = [];
+  const skews: string[] = [];
   let selfKills = 0;
   let combined = 0;
   for (const c of children) {
@@ -219,6 +220,9 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
     const open = new Map<string, { kind: 's' | 'p'; begin: number }>();
     let death = Math.min(c.killedAt ?? Infinity, c.diedAt ?? Infinity);
     const file = c.auditPath.replace(/^.*\//, '');
+    // the audit clock minus the store's: in [a - s - 1, b - s] for each T line (s is floored to the ms)
+    let low = -Infinity;
+    let high = Infinity;
     for (const line of readFileSync(c.auditPath, 'utf8').split('\n')) {
       const [k, id, kind, t] = line.split(' ');
       if (k === 'B') open.set(`${id} ${kind}`, { kind: kind as 's' | 'p', begin: Number(t) });
@@ -228,14 +232,20 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
         calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t), file });
       } else if (k === 'C') combined++;
       else if (k === 'L') stalls.push(`${file}: event loop stalled ${kind} ms until ${id}`);
+      else if (k === 'T') {
+        const [a, st, b] = [Number(id), Number(kind), Number(t)];
+        low = Math.max(low, a - st - 1);
+        high = Math.min(high, b - st);
+      }
       else if (k === 'K') {
         selfKills++;
         death = Math.min(death, Number(id));
       }
     }
+    if (low > -Infinity) skews.push(`${file}: audit clock - store clock in [${low.toFixed(2)}, ${high.toFixed(2)}] ms`);
     for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death, file, cut: true });
   }
-  return { calls, selfKills, combined, stalls };
+  return { calls, selfKills, combined, stalls, skews };
 }
 
 /** For a failure: the calls of distinct tasks that overlap on each exceeded resource, with their tasks' histories. */
@@ -322,7 +332,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     const tasks = new Map<string, Task>();
     for (const t of await listAll((status, limit, afterSeq) => api.list(status, limit, afterSeq))) tasks.set(t.id, t);
     expect(tasks.size).toBe(opts.tasks);
-    const { calls, selfKills, combined, stalls } = readCalls(pool.all);
+    const { calls, selfKills, combined, stalls, skews } = readCalls(pool.all);
     const runs = new Map<string, number>();
     for (const c of calls) if (c.kind === 's') runs.set(c.id, (runs.get(c.id) ?? 0) + 1);
     const wrong: string[] = [];
@@ -354,12 +364,12 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       cs.sort((a, b) => a.begin - b.begin);
       for (let i = 1; i < cs.length; i++) if (cs[i].begin < cs[i - 1].end) overlaps.push(`${id}: ${JSON.stringify(cs.slice(i - 1, i + 1))}`);
     }
-    if (overlaps.length) throw new Error(`a task ran twice at once:\n${overlaps.join('\n')}\nstalls: ${stalls.join('; ') || 'none'}\nchaos: ${log.join(', ')}`);
+    if (overlaps.length) throw new Error(`a task ran twice at once:\n${overlaps.join('\n')}\nstalls: ${stalls.join('; ') || 'none'}\nclocks: ${skews.join('; ')}\nchaos: ${log.join(', ')}`);
 
     // no limit exceeded at any instant (ends before begins at equal times)
     const peaks = peakUse(calls.map((c) => ({ task: tasks.get(c.id)!, start: c.begin, finish: c.end })));
     const exceeded = [...peaks].filter(([res, peak]) => peak > (slotLimit(res) ?? Infinity));
-    if (exceeded.length) throw new Error(`limits exceeded: ${JSON.stringify(exceeded)}\n${await overrunReport(exceeded.map(([res]) => res), calls, tasks, store)}\nstalls: ${stalls.join('; ') || 'none'}\nchaos: ${log.join(', ')}`);
+    if (exceeded.length) throw new Error(`limits exceeded: ${JSON.stringify(exceeded)}\n${await overrunReport(exceeded.map(([res]) => res), calls, tasks, store)}\nstalls: ${stalls.join('; ') || 'none'}\nclocks: ${skews.join('; ')}\nchaos: ${log.join(', ')}`);
 
     // no slot leaked
     const stats = await store.stats();
