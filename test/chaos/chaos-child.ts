@@ -8,6 +8,7 @@
  *   C <t>               the worker sends a completeAndClaim (its completes with its claim)
  *   L <t> <ms>          this process's event loop did not run for <ms> (> 500) until t: a stall
  *                       (CPU starved, paused) past which a lease may have run out unrenewed
+ *   O <ms>              once: performance.timeOrigin + performance.now() minus this audit's clock
  *   T <a> <s> <b>       the store's clock read s (store.now(), whole ms) between local a and b: the
  *                       audit's clock against the store's, every second
  * with t = wall-clock ms (sub-ms, test/support/wall-clock.ts), comparable across processes of one machine.
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
     onError: () => void errors++,
   });
   await worker.start();
+  audit(`O ${(performance.timeOrigin + performance.now() - wallNow()).toFixed(3)}`);
   let tick = performance.now();
   setInterval(() => {
     const t = performance.now();

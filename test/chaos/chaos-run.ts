@@ -213,6 +213,7 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
   const calls: Call[] = [];
   const stalls: string[] = [];
   const skews: string[] = [];
+  const origins: number[] = [];
   let selfKills = 0;
   let combined = 0;
   for (const c of children) {
@@ -232,6 +233,7 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
         calls.push({ id, kind: b.kind, begin: b.begin, end: Number(t), file });
       } else if (k === 'C') combined++;
       else if (k === 'L') stalls.push(`${file}: event loop stalled ${kind} ms until ${id}`);
+      else if (k === 'O') origins.push(Number(id));
       else if (k === 'T') {
         const [a, st, b] = [Number(id), Number(kind), Number(t)];
         low = Math.max(low, a - st - 1);
@@ -245,6 +247,7 @@ function readCalls(children: readonly Child[]): { calls: Call[]; selfKills: numb
     if (low > -Infinity) skews.push(`${file}: audit clock - store clock in [${low.toFixed(2)}, ${high.toFixed(2)}] ms`);
     for (const [key, b] of open) calls.push({ id: key.split(' ')[0], kind: b.kind, begin: b.begin, end: death, file, cut: true });
   }
+  if (origins.length) skews.push(`performance.timeOrigin off this clock by ${Math.min(...origins).toFixed(3)} to ${Math.max(...origins).toFixed(3)} ms`);
   return { calls, selfKills, combined, stalls, skews };
 }
 
@@ -384,7 +387,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     expect(pool.all.filter((c) => c.diedAt !== null).length + selfKills).toBeGreaterThan(2);
     if (process.env.PQ_CHAOS_DEBUG) {
       // eslint-disable-next-line no-console
-      console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, combined, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, calls: calls.length, byStatus: stats.byStatus, log }));
+      console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, combined, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, clocks: skews, calls: calls.length, byStatus: stats.byStatus, log }));
     }
   } finally {
     for (const c of pool.all) if (c.diedAt === null && !c.stopped) await pool.kill(c);
