@@ -5,6 +5,9 @@
  * parent -> stop -> child stops its worker, lets go of the namespace, exits.
  */
 import './lib/peers'; // first: under --node=24 the runtime's peers serve require()
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { createTarget } from './targets';
 import type { BenchEnv, BenchTarget, Profile, RunningWorker } from './target';
 
@@ -22,6 +25,7 @@ const send = (m: ChildMessage): void => {
 let target: BenchTarget | null = null;
 let worker: RunningWorker | null = null;
 let concurrency = 16;
+let profiler: Session | null = null;
 let buffer: number[] = [];
 const flush = (): void => {
   if (buffer.length) {
@@ -39,6 +43,14 @@ async function onCommand(cmd: ChildCommand): Promise<void> {
     await target.begin(cmd.namespace, { attach: true, profile: cmd.profile });
     send({ kind: 'ready' });
   } else if (cmd.kind === 'go') {
+    // CPU_PROF=<dir> (test/bench/profile/pg-multi-process.ts): a V8 CPU profile of this worker from go to stop
+    if (process.env.CPU_PROF) {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+      await profiler.post('Profiler.start');
+    }
     worker = await target!.startWorker({
       concurrency,
       purpose: 'throughput',
@@ -48,6 +60,11 @@ async function onCommand(cmd: ChildCommand): Promise<void> {
       },
     });
   } else {
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(join(process.env.CPU_PROF!, `child-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      profiler.disconnect();
+    }
     await worker?.stop();
     flush();
     await target?.end({ detach: true });
