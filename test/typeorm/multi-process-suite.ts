@@ -38,6 +38,13 @@ async function slotCounters(db: OpenDatabase, queue: string): Promise<Record<str
   return Object.fromEntries(rows.map((r) => [r.rkey, Number(r.in_use)]));
 }
 
+/** Every slot taken was given back (a claim applies the last releases); closes the store. */
+async function expectSlotsFreed(db: OpenDatabase, store: TaskStore, queue: string): Promise<void> {
+  await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
+  expect(await slotCounters(db, queue)).toEqual({});
+  await store.close();
+}
+
 function producer(store: TaskStore): PriorityQueue {
   const registry = new TaskTypeRegistry();
   registry.register('noop');
@@ -138,10 +145,7 @@ export function multiProcessSuite(dialect: DialectName): void {
       expect(ratedClaims.length).toBeGreaterThan(1000);
       expect(rateViolations(ratedClaims, qps, burst)).toEqual([]);
 
-      // every slot taken was given back (a claim applies the last releases)
-      await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
-      expect(await slotCounters(db, queue)).toEqual({});
-      await store.close();
+      await expectSlotsFreed(db, store, queue);
     });
 
     it('a worker SIGKILLed mid-handler: its task is recovered after the lease, its slots are freed', async () => {
@@ -183,9 +187,7 @@ export function multiProcessSuite(dialect: DialectName): void {
       expect(bySurvivor.filter((e) => e.e === 'f')).toHaveLength(5);
       expect(maxOverLimit(bySurvivor, { accountConcurrency: {}, tenantQuota: {}, defaultTenantQuota: null, ckeyLimit: {} })).toEqual([]);
       await survivor.stop();
-      await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
-      expect(await slotCounters(db, queue)).toEqual({});
-      await store.close();
+      await expectSlotsFreed(db, store, queue);
     });
 
     it('the database restarts while 4 workers run: they reconnect by themselves and nothing is lost', async () => {
@@ -207,9 +209,7 @@ export function multiProcessSuite(dialect: DialectName): void {
       expect(created.every((t) => finished.has(t.id))).toBe(true);
       expect(workers.every((w) => !w.exited)).toBe(true);
       await Promise.all(workers.map((w) => w.stop()));
-      await store.claimSubmissions({ owner: 'check', limit: 1, leaseMs: 1000 });
-      expect(await slotCounters(db, queue)).toEqual({});
-      await store.close();
+      await expectSlotsFreed(db, store, queue);
     });
   });
 }

@@ -18,7 +18,7 @@
  * env CPU_PROF=<dir>: also writes a V8 CPU profile of each drain, submission excluded; analyse with
  * test/bench/profile/cpuprofile-top.ts)
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
@@ -34,9 +34,8 @@ import type { BenchEnv, BenchTarget } from '../target';
 import { makeJobs } from '../scenario';
 import { chunks, Countdown, nowMs } from '../lib/stats';
 import { interleavedRounds, printMeans } from './support/interleaved-rounds';
+import { ticksBetween, TICK_US, treeTicks } from './support/proc-cpu';
 import { runProfile } from './support/run-profile';
-
-const TICK_US = 1_000_000 / 100; // CLK_TCK = 100 on Linux
 
 /** Statements sent by every pg Client of this process (both targets use `pg`): round trips per task. */
 let statements = 0;
@@ -45,35 +44,6 @@ const query = Client.prototype.query as (...a: unknown[]) => unknown;
   statements++;
   return query.apply(this, a);
 };
-
-function procTicks(pid: number): { ppid: number; ticks: number } | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    // after "(comm) ": state(0) ppid(1) ... utime(11) stime(12)
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) };
-  } catch {
-    return null;
-  }
-}
-
-/** ticks per pid of the postmaster and its children. */
-function serverTicks(postmaster: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    const p = procTicks(pid);
-    if (p && (pid === postmaster || p.ppid === postmaster)) out.set(pid, p.ticks);
-  }
-  return out;
-}
-
-function ticksBetween(a: Map<number, number>, b: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, t] of b) sum += t - (a.get(pid) ?? 0);
-  return sum;
-}
 
 interface Row {
   target: string;
@@ -101,7 +71,7 @@ async function drainOnce(target: BenchTarget, n: number, round: number, postmast
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
-    const pg0 = serverTicks(postmaster);
+    const pg0 = treeTicks(postmaster);
     const cpu0 = process.cpuUsage();
     const st0 = statements;
     const t0 = nowMs();
@@ -109,7 +79,7 @@ async function drainOnce(target: BenchTarget, n: number, round: number, postmast
     await d.arm();
     const elapsed = nowMs() - t0;
     const cpu = process.cpuUsage(cpu0);
-    const pg1 = serverTicks(postmaster);
+    const pg1 = treeTicks(postmaster);
     if (session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(join(process.env.CPU_PROF!, `${ns}.cpuprofile`), JSON.stringify(profile));

@@ -13,50 +13,22 @@
  * `node -r ./test/support/register.js test/bench/profile/pg-multi-process.ts [tasks=20000] [rounds=2] [targets=ours-postgres+roc,graphile-worker] [processes=4]`
  * (targets: any PostgreSQL bench target id: ours-postgres, ours-postgres+roc, graphile-worker, pg-boss)
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { startPostgresServer } from '../../support/servers/postgres-server';
-import type { ChildCommand, ChildMessage } from '../child';
+import type { ChildCommand } from '../child';
+import { forkBenchChild, stopBenchChild } from '../lib/bench-children';
 import { chunks, Countdown, nowMs } from '../lib/stats';
 import { makeJobs } from '../scenario';
 import type { BenchEnv, BenchTarget } from '../target';
 import { createTarget } from '../targets';
 import { interleavedRounds, printMeans } from './support/interleaved-rounds';
+import { procTicks, ticksBetween, TICK_US, treeTicks } from './support/proc-cpu';
 import { runProfile } from './support/run-profile';
 
-const TICK_US = 1_000_000 / 100; // CLK_TCK = 100 on Linux
-const REGISTER = join(__dirname, '..', '..', 'support', 'register.js');
-const CHILD = join(__dirname, '..', 'child.ts');
-
-function stat(pid: number): { ppid: number; ticks: number } | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) }; // + children's (cutime, cstime)
-  } catch {
-    return null;
-  }
-}
-
-function treeTicks(root: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    const p = stat(pid);
-    if (p && (pid === root || p.ppid === root)) out.set(pid, p.ticks);
-  }
-  return out;
-}
-
-function between(a: Map<number, number>, b: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, t] of b) sum += t - (a.get(pid) ?? 0);
-  return sum;
-}
 
 /** Samples pg_stat_activity every 10 ms: counts of "state / wait" over the client backends but its own. */
 function sampler(url: string): { stop(): Promise<Map<string, number>> } {
@@ -125,29 +97,21 @@ async function drainOnce(id: string, env: BenchEnv, n: number, processes: number
     const done = new Countdown(n, 300_000, 'multi-process');
     const ready: Array<Promise<void>> = [];
     for (let p = 0; p < processes; p++) {
-      const child = fork(CHILD, [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      children.push(child);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          child.on('message', (m: ChildMessage) => {
-            if (m.kind === 'ready') resolve();
-            else if (m.kind === 'started') {
-              for (const i of m.ids) {
-                if (!seen[i]) {
-                  seen[i] = 1;
-                  done.tick();
-                }
-              }
-            } else if (m.kind === 'error') reject(new Error(m.message));
-          });
-        }),
-      );
-      child.send({ kind: 'start', targetId: id, env, namespace: ns, concurrency: 16, profile: 'tuned' } satisfies ChildCommand);
+      const started = forkBenchChild({ kind: 'start', targetId: id, env, namespace: ns, concurrency: 16, profile: 'tuned' }, (ids) => {
+        for (const i of ids) {
+          if (!seen[i]) {
+            seen[i] = 1;
+            done.tick();
+          }
+        }
+      });
+      children.push(started.child);
+      ready.push(started.ready);
     }
     await Promise.all(ready);
     const x0 = await transactions(env.postgres!.url);
     const pg0 = treeTicks(postmaster);
-    const w0 = children.map((c) => stat(c.pid!)!.ticks);
+    const w0 = children.map((c) => procTicks(c.pid!)!.ticks);
     const me0 = process.cpuUsage();
     const states = sampler(env.postgres!.url);
     const t0 = nowMs();
@@ -155,7 +119,7 @@ async function drainOnce(id: string, env: BenchEnv, n: number, processes: number
     await done.arm();
     const elapsed = nowMs() - t0;
     const pg1 = treeTicks(postmaster);
-    const w1 = children.map((c) => stat(c.pid!)!.ticks);
+    const w1 = children.map((c) => procTicks(c.pid!)!.ticks);
     const me = process.cpuUsage(me0);
     const counted = await states.stop();
     await new Promise((r) => setTimeout(r, 600)); // backends report their counters at most every 500 ms
@@ -164,24 +128,14 @@ async function drainOnce(id: string, env: BenchEnv, n: number, processes: number
       target: id,
       transactionsPerTask: (x1 - x0 - (counted.get('#samples') ?? 0)) / n, // the sampler's queries taken out
       jobsPerSec: (n * 1000) / elapsed,
-      pgUs: (between(pg0, pg1) * TICK_US) / n,
+      pgUs: (ticksBetween(pg0, pg1) * TICK_US) / n,
       workersUs: (w1.reduce((s, t, i) => s + t - w0[i], 0) * TICK_US) / n,
       parentUs: (me.user + me.system) / n,
       load: loadavg()[0],
       states: counted,
     };
   } finally {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.send({ kind: 'stop' } satisfies ChildCommand);
-            setTimeout(() => c.kill('SIGKILL'), 20_000).unref();
-          }),
-      ),
-    );
+    await Promise.all(children.map((c) => stopBenchChild(c)));
     await target.end();
     await target.close();
   }

@@ -1,12 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { compact, finishPhase, inNamespace, makeJobs, phaseLimit, profiled, submitAll, type Scenario } from '../scenario';
 import { Countdown, nowMs, perSecond } from '../lib/stats';
-import type { ChildCommand, ChildMessage } from '../child';
+import type { ChildCommand } from '../child';
+import { forkBenchChild, stopBenchChild } from '../lib/bench-children';
 import type { Profile } from '../target';
-
-const REGISTER = join(__dirname, '..', '..', 'support', 'register.js');
-const CHILD = join(__dirname, '..', 'child.ts');
 
 /**
  * Multi-process drain: the backlog is written by this process, then N worker processes (each at
@@ -39,38 +36,24 @@ function multiProcessScenario(profile: Profile): Scenario {
         try {
           const ready = [];
           for (let p = 0; p < ctx.sizes.processes; p++) {
-            const child = fork(CHILD, [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-            children.push(child);
-            ready.push(
-              new Promise<void>((resolve, reject) => {
-                child.on('message', (m: ChildMessage) => {
-                  if (m.kind === 'ready') resolve();
-                  else if (m.kind === 'started') {
-                    for (const i of m.ids) {
-                      if (seen[i]) duplicates++;
-                      else {
-                        seen[i] = 1;
-                        done.tick();
-                      }
-                    }
-                  } else if (m.kind === 'error') {
-                    failure = new Error(`worker process: ${m.message}`);
-                    reject(failure);
-                    done.fail(failure);
+            const started = forkBenchChild(
+              { kind: 'start', targetId: ctx.target.id, env: ctx.env, namespace, concurrency: ctx.sizes.concurrency, profile },
+              (ids) => {
+                for (const i of ids) {
+                  if (seen[i]) duplicates++;
+                  else {
+                    seen[i] = 1;
+                    done.tick();
                   }
-                });
-                child.once('exit', (code) => reject(new Error(`worker process exited with ${code} before it was ready`)));
-              }),
+                }
+              },
+              (e) => {
+                failure = e;
+                done.fail(e);
+              },
             );
-            const start: ChildCommand = {
-              kind: 'start',
-              targetId: ctx.target.id,
-              env: ctx.env,
-              namespace,
-              concurrency: ctx.sizes.concurrency,
-              profile,
-            };
-            child.send(start);
+            children.push(started.child);
+            ready.push(started.ready);
           }
           await Promise.all(ready);
           const t0 = nowMs();
@@ -86,7 +69,7 @@ function multiProcessScenario(profile: Profile): Scenario {
             },
           ];
         } finally {
-          await Promise.all(children.map((c) => stopChild(c)));
+          await Promise.all(children.map((c) => stopBenchChild(c)));
         }
       });
     },
@@ -99,17 +82,4 @@ export const multiProcessDefaults = multiProcessScenario('defaults');
 
 function inNamespaceNamed<T>(ctx: Parameters<Scenario['run']>[0], namespace: string, profile: Profile, fn: () => Promise<T>): Promise<T> {
   return inNamespace({ ...ctx, namespace: () => namespace }, 'mp', fn, profile);
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    if (child.connected) child.send({ kind: 'stop' } satisfies ChildCommand);
-    else child.kill('SIGTERM');
-  });
 }
