@@ -13,6 +13,7 @@
  */
 import {
   LeaseExpiredError,
+  StoreUnavailableError,
   PriorityQueue,
   TaskEvents,
   TaskStatus,
@@ -164,6 +165,55 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     await workerA.stop();
     await workerB.stop();
     expect(calls.map((c) => c.by)).toEqual(['b']);
+    expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' } });
+  });
+});
+
+describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s stopped while cut off from its store', (kind) => {
+  it('stop() returns within shutdownGraceMs + the hand-back wait, says what it gave up, and the task goes on elsewhere', async () => {
+    const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
+    const a = await stores.open(kind, { proxy: viaProxy });
+    const b = await a.again();
+    let heal!: () => void;
+    const cut = { on: false, off: new Promise<void>((r) => (heal = r)) };
+    const storeA = viaProxy ? a.store : heldBack(a.store, cut);
+    let aStarted!: () => void;
+    const aRunning = new Promise<void>((r) => (aStarted = r));
+    const registryA = new TaskTypeRegistry();
+    registryA.register('job', {}, {
+      run: async ({ signal }) => {
+        aStarted();
+        await Promise.race([abortOf(signal), sleep(6 * LEASE_MS)]);
+        signal.throwIfAborted();
+        return { by: 'a' };
+      },
+    }, 'A');
+    const registryB = new TaskTypeRegistry();
+    registryB.register('job', {}, { run: () => ({ by: 'b' }) }, 'B');
+    const queue = new PriorityQueue({ store: b.store, registry: registryB });
+    const t = await queue.submit({ type: 'job' });
+    const errorsA: unknown[] = [];
+    const graceMs = 300;
+    const workerA = new Worker({ store: storeA, registry: registryA, owner: 'a', concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 100, idlePollMs: 50, shutdownGraceMs: graceMs, onError: (e) => errorsA.push(e) });
+    await workerA.start();
+    await aRunning;
+    if (viaProxy) a.proxy!.partition();
+    else cut.on = true;
+    const t0 = Date.now();
+    const stopped = await Promise.race([workerA.stop().then(() => true), sleep(15_000).then(() => false)]);
+    const tookMs = Date.now() - t0;
+    expect({ stopped, inTime: tookMs <= graceMs + LEASE_MS + 1000 }).toEqual({ stopped: true, inTime: true });
+    expect(errorsA.some((e) => e instanceof StoreUnavailableError)).toBe(true);
+
+    const events = new TaskEvents();
+    const end$ = ended(events, t.id);
+    const workerB = new Worker({ store: b.store, registry: registryB, events, owner: 'b', concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 100, idlePollMs: 50, onError: () => undefined });
+    await workerB.start();
+    expect((await end$).to).toBe(TaskStatus.SUCCEEDED);
+    await workerB.stop();
+    if (viaProxy) a.proxy!.heal();
+    cut.on = false;
+    heal();
     expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' } });
   });
 });

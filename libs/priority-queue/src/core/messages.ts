@@ -43,6 +43,8 @@ export const Messages = {
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,
   staleLease: (id: string) =>
     `Task ${id} was changed by someone else (lease expired or fenced out); this write was rejected. The current holder or the recovery owns it now.`,
+  stopGaveUp: (owner: string, waitedMs: number, running: number) =>
+    `Worker ${owner} stopped without its store's answers: the store did not answer within ${waitedMs} ms (shutdownGraceMs + the hand-back writes). ${running} task(s) it held were not handed back; their leases expire and the recovery gives them to other workers (nothing is lost). Check the connection to the store.`,
   leaseExpired: (id: string, leaseUntil: number) =>
     `Task ${id}: its lease runs out at ${new Date(leaseUntil).toISOString()} and the store did not answer its renewals, so its handler was aborted (after that, the recovery may give the task to another worker). Check the worker's connection to the store; raise leaseMs if renewals are slow.`,
   deadlinePassed: (id: string, deadlineAt: number) =>

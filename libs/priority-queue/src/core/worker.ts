@@ -3,7 +3,9 @@
 // its settings in worker-options.ts.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { StoreUnavailableError } from './errors';
 import { TaskEvents } from './events';
+import { Messages } from './messages';
 import type { TaskTypeRegistry } from './registry';
 import { CompleteGatherer } from './complete-gatherer';
 import { Sweeper } from './sweeper';
@@ -29,6 +31,9 @@ interface Claimed {
   freeAfter: number;
 }
 const NONE: Claimed = { n: 0, full: false, freeAfter: -1 };
+
+/** At most this long (and at most leaseMs) stop() waits for the store after the grace period: the hand-back writes. */
+const STOP_WRITES_MAX_MS = 5_000;
 
 /** `b`'s freeAfter when it sent a claim (it ran after `a`), else `a`'s. */
 function lastFreeAfter(a: Claimed, b: Claimed): number {
@@ -343,26 +348,46 @@ export class Worker {
     if (this.stopping) return;
     this.stopping = true;
     for (const suffix of ['poll', 'recover', 'due', 'poll-due']) this.timers.remove(`${this.name}:${suffix}`);
+    // A store that does not answer (a partition: requests hang, nothing fails) must not hold the
+    // shutdown: what waits on it is given up at the deadline, and leases that were not handed
+    // back expire and go to the recovery, as after a crash. Nothing is lost.
+    const writesMs = Math.min(STOP_WRITES_MAX_MS, this.leaseMs); // past the lease a hand-back is the recovery's anyway
+    const deadline = Date.now() + this.graceMs + writesMs;
+    let gaveUp = false;
+    const bounded = async (what: Promise<unknown>): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      const left = deadline - Date.now();
+      const late = await Promise.race([what.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(0, left))))]);
+      clearTimeout(timer);
+      gaveUp ||= late;
+    };
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
-    if (unsub) await unsub().catch((e) => this.onError(e));
-    while (this.rounds > 0 || this.sweeper.busy) await new Promise((r) => setTimeout(r, 5));
+    if (unsub) await bounded(unsub().catch((e) => this.onError(e)));
+    await bounded(
+      (async () => {
+        while (this.rounds > 0 || this.sweeper.busy) await new Promise((r) => setTimeout(r, 5));
+      })(),
+    );
     // prefetched tasks that did not start go back to the queue at once
-    await Promise.all(
-      this.queued.splice(0).map(async (entry) => {
-        await entry.run.handBack(false).catch((e) => this.onError(e));
-        this.active.delete(entry.run.task.id);
-        entry.finished();
-      }),
+    await bounded(
+      Promise.all(
+        this.queued.splice(0).map(async (entry) => {
+          await entry.run.handBack(false).catch((e) => this.onError(e));
+          this.active.delete(entry.run.task.id);
+          entry.finished();
+        }),
+      ),
     );
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.whenIdle(),
-      new Promise<void>((r) => (graceTimer = setTimeout(r, this.graceMs))),
+      new Promise<void>((r) => (graceTimer = setTimeout(r, Math.max(0, Math.min(this.graceMs, deadline - writesMs - Date.now()))))),
     ]);
     clearTimeout(graceTimer);
-    await Promise.all([...this.active.values()].map(({ run }) => run.handBack().catch((e) => this.onError(e))));
+    await bounded(Promise.all([...this.active.values()].map(({ run }) => run.handBack().catch((e) => this.onError(e)))));
     this.stopRenewals();
+    if (gaveUp) this.onError(new StoreUnavailableError(Messages.stopGaveUp(this.owner, this.graceMs + writesMs, this.active.size)));
   }
 
   private async round(): Promise<void> {
