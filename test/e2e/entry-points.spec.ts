@@ -33,7 +33,7 @@ function runtimeExports(request: string): string[] {
  */
 const ROOT_EXPORTS = [
   'ALL_STATUSES', 'AdmissionGuard', 'ConfigurationError', 'DEFAULT_QUEUE_NAME', 'DeadlinePassedError', 'FairTagOverflowError', 'HandlerRegistrationError',
-  'IN_FLIGHT_STATUSES', 'IdempotencyConflictError', 'InjectAdmissionGuard', 'InjectTaskManager', 'InjectTaskStore', 'InvalidStateError',
+  'IN_FLIGHT_STATUSES', 'IdempotencyConflictError', 'InjectAdmissionGuard', 'InjectTaskManager', 'InjectTaskStore', 'InvalidStateError', 'LeaseExpiredError',
   'MemoryTaskStore', 'NotSubmittedError', 'NotSupportedByStoreError', 'OnTaskEvent', 'PRIORITY_QUEUE_STORE', 'PermanentError', 'PriorityQueueError',
   'PriorityQueueExceptionFilter', 'PriorityQueueMetrics', 'PriorityQueueModule', 'PriorityQueueRegistry', 'PriorityTask', 'QueueNotFoundError',
   'StaleLeaseError', 'StoreClosedError', 'StoreUnavailableError', 'TERMINAL_STATUSES', 'TaskManager', 'TaskNotFoundError', 'TaskStatus',

@@ -43,6 +43,8 @@ export const Messages = {
     `Task ${id} is ${status}: its priority can only change while it is PENDING_SUBMIT.`,
   staleLease: (id: string) =>
     `Task ${id} was changed by someone else (lease expired or fenced out); this write was rejected. The current holder or the recovery owns it now.`,
+  shutdownStepLate: (what: string, waitedMs: number) =>
+    `Shutdown: ${what} did not finish within ${waitedMs} ms (the store does not answer?); the shutdown goes on without it.`,
   stopGaveUp: (owner: string, waitedMs: number, running: number) =>
     `Worker ${owner} stopped without its store's answers: the store did not answer within ${waitedMs} ms (shutdownGraceMs + the hand-back writes). ${running} task(s) it held were not handed back; their leases expire and the recovery gives them to other workers (nothing is lost). Check the connection to the store.`,
   leaseExpired: (id: string, leaseUntil: number) =>

@@ -36,3 +36,21 @@ export class NodeTimerHost implements TimerHost {
     if (t) clearTimeout(t), this.timeouts.delete(name);
   }
 }
+
+/**
+ * Waits for `work` at most `ms`: true when it settled in time (resolved or rejected; a rejection
+ * is the caller's to handle on `work` itself), false when the time ran out. The timer does not
+ * keep the process alive. For shutdowns, which must not hang on a store that does not answer.
+ */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, Math.min(ms, MAX_TIMER_MS)));
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

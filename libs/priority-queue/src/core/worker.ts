@@ -12,7 +12,7 @@ import { Sweeper } from './sweeper';
 import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
-import { NodeTimerHost, type TimerHost } from './timers';
+import { NodeTimerHost, settledWithin, type TimerHost } from './timers';
 import { CLOCK_RESYNC_MS, workerSettings, type WorkerOptions } from './worker-options';
 
 export type { WorkerOptions } from './worker-options';
@@ -354,12 +354,8 @@ export class Worker {
     const writesMs = Math.min(STOP_WRITES_MAX_MS, this.leaseMs); // past the lease a hand-back is the recovery's anyway
     const deadline = Date.now() + this.graceMs + writesMs;
     let gaveUp = false;
-    const bounded = async (what: Promise<unknown>): Promise<void> => {
-      let timer: NodeJS.Timeout | undefined;
-      const left = deadline - Date.now();
-      const late = await Promise.race([what.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), Math.max(0, left))))]);
-      clearTimeout(timer);
-      gaveUp ||= late;
+    const bounded = async (work: Promise<unknown>): Promise<void> => {
+      if (!(await settledWithin(work, deadline - Date.now()))) gaveUp = true;
     };
     const unsub = this.unsubscribe;
     this.unsubscribe = null;

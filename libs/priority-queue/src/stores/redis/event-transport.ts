@@ -1,6 +1,7 @@
 import type { TaskEventTransport, TransitionMessage, TransportSubscriber } from '../../core/event-transport.port';
 import { decodeTransitions, encodeTransitions } from '../../core/transition-codec';
 import type { RedisConnection } from './connection-check';
+import { quitWithin } from './quit';
 
 /**
  * Task transitions between processes over Redis pub/sub (model: BullMQ's QueueEvents, which
@@ -77,9 +78,5 @@ export class RedisEventTransport implements TaskEventTransport {
 
 async function quit(c: RedisConnection): Promise<void> {
   c.removeAllListeners('message');
-  try {
-    await c.quit();
-  } catch {
-    c.disconnect();
-  }
+  await quitWithin(c);
 }

@@ -6,6 +6,7 @@ import type { TaskStore } from '../../core/task-store.port';
 import { MAX_TIMER_MS } from '../../core/timers';
 import { isIntIn } from '../../core/validation';
 import { assertRedisConnection, describeRedis, describeValue, type RedisConnection } from './connection-check';
+import { quitWithin, QUIT_WAIT_MS } from './quit';
 import { validateHistoryLimit } from '../../core/validation';
 import { REDIS_DEFAULT_HISTORY_LIMIT, RedisTaskStore } from './redis-task-store';
 import type { ReplicaWait } from './scripts';
@@ -145,24 +146,16 @@ export function redisBackend(
   };
 }
 
-/**
- * QUIT when connected (pending replies first) and wait until the socket is closed; when not
- * connected, stop reconnecting at once (no timer or socket is left to keep the process alive).
- */
+/** QUIT (or, past QUIT_WAIT_MS without an answer, drop the socket) and wait until the socket is closed. */
 async function closeConnection(c: RedisConnection): Promise<void> {
   if (c.status === 'end') return;
-  if (c.status !== 'ready') return c.disconnect();
   let timer: NodeJS.Timeout | undefined;
   const ended = new Promise<void>((resolve) => {
     c.once('end', resolve);
-    timer = setTimeout(resolve, 1000); // 'end' follows QUIT's reply; never wait on it for long
+    timer = setTimeout(resolve, QUIT_WAIT_MS); // 'end' follows QUIT's reply; never wait on it for long
     timer.unref();
   });
-  try {
-    await c.quit();
-  } catch {
-    c.disconnect();
-  }
+  await quitWithin(c);
   await ended;
   clearTimeout(timer);
 }

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { WakeReason } from '../../core/task-store.port';
+import { quitWithin } from './quit';
 
 /**
  * subscribe() of the Redis store: one duplicate connection per subscription listens on the
@@ -57,10 +58,6 @@ export class WakeSubscriptions {
     if (!this.open.delete(sub)) return;
     sub.removeAllListeners('message');
     sub.removeAllListeners('ready');
-    try {
-      await sub.quit();
-    } catch {
-      sub.disconnect();
-    }
+    await quitWithin(sub);
   }
 }
