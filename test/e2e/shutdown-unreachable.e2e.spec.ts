@@ -136,6 +136,28 @@ describe('shutdown with the store cut off (e2e, real servers)', () => {
       await proxy.close();
     }
   });
+
+  it.each(['redis', 'postgres'] as const)('a %s store subscribed to wake-ups closes in time when cut off (its wake connection does not answer)', async (kind) => {
+    const server = kind === 'redis' ? redis : pg;
+    const proxy = await TcpProxy.start(server.host, server.port);
+    const connection = kind === 'redis' ? new Redis(proxy.urlFor(redis.url), { maxRetriesPerRequest: null }) : null;
+    const dataSource = kind === 'postgres' ? new DataSource(dataSourceOptions('postgres', { ...pg, url: proxy.urlFor(pg.url) }) as never) : null;
+    await dataSource?.initialize();
+    const store: TaskStore = connection ? new RedisTaskStore({ connection, prefix: `sub${process.pid}` }) : new TypeOrmTaskStore({ dataSource: dataSource!, tablePrefix: 'sub_' });
+    try {
+      await store.init();
+      await store.subscribe!(() => undefined);
+      proxy.partition();
+      const t0 = Date.now();
+      const closed = await Promise.race([store.close().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 30_000))]);
+      expect({ closed, inTime: Date.now() - t0 < 8_000 }).toEqual({ closed: true, inTime: true });
+    } finally {
+      proxy.heal();
+      connection?.disconnect();
+      await dataSource?.destroy().catch(() => undefined);
+      await proxy.close();
+    }
+  });
 });
 
 function registryOf(): TaskTypeRegistry {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { settledWithin } from '../../core/timers';
 
 interface PgClient {
   connect(): Promise<void>;
@@ -7,7 +8,12 @@ interface PgClient {
   on(event: 'notification', fn: (m: { channel: string; payload?: string }) => void): void;
   on(event: 'error' | 'end', fn: (e?: unknown) => void): void;
   removeAllListeners(): void;
+  /** node-pg's socket, destroyed when end() gets no answer. */
+  connection?: { stream?: { destroy(): void } };
 }
+
+/** How long close() waits for the server to end the LISTEN connection before it drops the socket. */
+const END_WAIT_MS = 1000;
 
 /**
  * LISTEN on PostgreSQL: ONE dedicated connection (not taken from the DataSource pool) runs
@@ -47,7 +53,8 @@ export class PgWakeListener {
     if (c) {
       c.removeAllListeners();
       c.on('error', () => undefined);
-      await c.end().catch(() => undefined);
+      // a server that does not answer (a partition) must not hold close(): drop the socket then
+      if (!(await settledWithin(c.end().catch(() => undefined), END_WAIT_MS))) c.connection?.stream?.destroy();
     }
   }
 
