@@ -3,7 +3,9 @@
  * of one-shot idempotent, one-shot non-idempotent and provider (polled) tasks under small
  * account / tenant / concurrency-key limits, while the test SIGKILLs workers at random moments
  * (and starts new ones), the workers kill themselves right after sending a store call (mid-claim,
- * mid-outcome-write), every client connection is killed server-side, and the server restarts.
+ * mid-outcome-write), every client connection is killed server-side, the server restarts, and
+ * (targets with `proxied`: each worker reaches the server through a proxy of its own) a worker is
+ * cut off from the server for up to longer than its lease: its requests hang, then go on.
  * Nobody helps the workers: they must finish the backlog by themselves. Then, from the
  * handlers' own audit lines (chaos-child.ts):
  * - every task is terminal: idempotent ones SUCCEEDED (run at least once), non-idempotent ones
@@ -31,6 +33,7 @@ import {
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
 import { rng } from '../contract/harness';
+import { TcpProxy } from '../support/tcp-proxy';
 import { wallNow } from '../support/wall-clock';
 import { listAll } from '../model/task-view';
 import { peakUse, resourcesOf, slotLimitOf } from '../redis/support/audit-replay';
@@ -44,6 +47,12 @@ export interface ChaosTarget {
   child: Pick<ChaosChildConfig, 'kind' | 'url' | 'nodes' | 'dataSource' | 'prefix'>;
   /** The test's own store on the queue (submits, stats, history). */
   open(queue: string, historyLimit: number): Promise<TaskStore>;
+  /**
+   * The server's TCP endpoint and the child config that reaches it through a proxy: each worker
+   * process then goes through a TcpProxy of its own, which the chaos partitions now and then
+   * (its requests hang, nothing fails) for up to longer than the lease. None: no partitions.
+   */
+  proxied?: { host: string; port: number; child(proxy: TcpProxy): ChaosTarget['child'] };
   /** Kills every client connection server-side; returns how many. None (SQLite): no connection to kill. */
   killConnections?(): Promise<number>;
   /** Restarts the server (same data), if the target can. */
@@ -110,6 +119,8 @@ interface Child {
   diedAt: number | null;
   /** Wall-clock time right after the test sent it SIGKILL: it runs nothing after that. */
   killedAt: number | null;
+  /** Its own proxy to the server (targets with `proxied`). */
+  proxy: TcpProxy | null;
   stopped: boolean;
   output: string;
 }
@@ -121,17 +132,20 @@ class Pool {
   constructor(
     private readonly base: Omit<ChaosChildConfig, 'auditPath'>,
     private readonly dir: string,
+    private readonly proxied: ChaosTarget['proxied'],
   ) {}
 
   async spawn(): Promise<Child> {
     const auditPath = join(this.dir, `w${++this.n}.log`);
+    const proxy = this.proxied ? await TcpProxy.start(this.proxied.host, this.proxied.port) : null;
+    const via = proxy ? this.proxied!.child(proxy) : {};
     const proc = fork(join(__dirname, 'chaos-child.ts'), [], {
       cwd: ROOT,
       execArgv: ['-r', join(ROOT, 'test', 'support', 'register.js')],
-      env: { ...process.env, PQ_CHAOS: JSON.stringify({ ...this.base, auditPath }) },
+      env: { ...process.env, PQ_CHAOS: JSON.stringify({ ...this.base, ...via, auditPath }) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
-    const c: Child = { proc, auditPath, diedAt: null, killedAt: null, stopped: false, output: '' };
+    const c: Child = { proc, auditPath, diedAt: null, killedAt: null, proxy, stopped: false, output: '' };
     proc.stdout?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
     proc.stderr?.on('data', (d) => (c.output = (c.output + d).slice(-3000)));
     proc.on('exit', () => {
@@ -157,7 +171,17 @@ class Pool {
     await gone;
   }
 
+  /** Ends every partition (before the workers are asked to stop). */
+  healAll(): void {
+    for (const c of this.all) c.proxy?.heal();
+  }
+
+  async closeProxies(): Promise<void> {
+    for (const c of this.all) await c.proxy?.close();
+  }
+
   async stopAll(): Promise<void> {
+    this.healAll();
     await Promise.all(
       this.live.map(async (c) => {
         const gone = new Promise<void>((r) => c.proc.once('exit', () => r()));
@@ -284,7 +308,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
   const slotLimit = slotLimitOf(limits);
   for (const u of limits) await guard.apply(u);
   const dir = mkdtempSync(join(tmpdir(), 'pq-chaos-'));
-  const pool = new Pool({ ...target.child, queue, leaseMs: opts.leaseMs, concurrency: 6, selfKill: opts.selfKill, historyLimit: HISTORY_LIMIT }, dir);
+  const pool = new Pool({ ...target.child, queue, leaseMs: opts.leaseMs, concurrency: 6, selfKill: opts.selfKill, historyLimit: HISTORY_LIMIT }, dir, target.proxied);
   const r = rng(opts.seed);
   const log: string[] = [];
   try {
@@ -303,6 +327,16 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       if (a === restartAt) {
         log.push('restart');
         await target.restart!();
+      } else if (target.proxied && r(4) === 0) {
+        // one worker cut off from the server for 0.3-4.3 s (the lease is 3 s): then it goes on by itself
+        const live = pool.live;
+        const victim = live.length ? live[r(live.length)] : null;
+        const ms = 300 + r(4000);
+        if (victim?.proxy) {
+          victim.proxy.partition();
+          setTimeout(() => victim.proxy!.heal(), ms);
+        }
+        log.push(victim ? `${victim.auditPath.replace(/^.*\//, '')} cut off for ${ms} ms at ${wallNow().toFixed(3)}` : 'no worker to cut off');
       } else if (r(3) === 0 && target.killConnections) {
         log.push(`connections killed: ${await retrying(() => target.killConnections!())}`);
       } else {
@@ -315,6 +349,8 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       while (pool.live.length < opts.workers) await pool.spawn();
     }
     await submitting;
+    await sleep(4500); // the last partition has healed
+    pool.healAll();
     // no more help: the workers drain what is left by themselves
     const deadline = Date.now() + 150_000;
     for (;;) {
@@ -391,6 +427,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     }
   } finally {
     for (const c of pool.all) if (c.diedAt === null && !c.stopped) await pool.kill(c);
+    await pool.closeProxies();
     await store.close();
   }
 }

@@ -30,6 +30,7 @@ export async function redisTarget(): Promise<RunningTarget> {
       name: 'redis',
       combines: true,
       child: { kind: 'redis', url: server.url, prefix: 'chaos' },
+      proxied: { host: server.host, port: server.port, child: (proxy) => ({ kind: 'redis', url: proxy.urlFor(server.url), prefix: 'chaos' }) },
       async open(queue, historyLimit) {
         const connection = new Redis(server.url, { maxRetriesPerRequest: null });
         connection.on('error', () => undefined);
@@ -136,6 +137,7 @@ async function sqlTarget(kind: 'postgres' | 'mariadb' | 'sqlite', server: SqlSer
     target: {
       name: workerPool ? `${kind} (workers on ${workerPool} connection${workerPool > 1 ? 's' : ''})` : kind,
       child: { kind, dataSource: childOptions },
+      proxied: server ? { host: server.host, port: server.port, child: (proxy) => ({ kind, dataSource: { ...childOptions, url: proxy.urlFor(server.url) } }) } : undefined,
       combines: kind === 'sqlite' || workerPool === 1,
       async open(queue, historyLimit) {
         const dataSource = new DataSource(options as never);
