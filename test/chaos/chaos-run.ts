@@ -420,7 +420,9 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
     // the drain went through the combined call where it must
     if (target.combines) expect(combined).toBeGreaterThan(0);
     // the chaos really happened
-    expect(pool.all.filter((c) => c.diedAt !== null).length + selfKills).toBeGreaterThan(2);
+    // (processes killed by the test or by themselves, and workers cut off: a quarter of the actions on targets with a proxy)
+    const partitions = log.filter((l) => l.includes(' cut off for ')).length;
+    expect(pool.all.filter((c) => c.diedAt !== null).length + selfKills + partitions).toBeGreaterThan(2);
     if (process.env.PQ_CHAOS_DEBUG) {
       // eslint-disable-next-line no-console
       console.log(JSON.stringify({ target: target.name, drainedMs: drained - started, checkedMs: Date.now() - drained, processes: pool.all.length, combined, killed: pool.all.filter((c) => c.diedAt !== null).length, selfKills, clocks: skews, calls: calls.length, byStatus: stats.byStatus, log }));
