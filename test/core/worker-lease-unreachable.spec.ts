@@ -21,7 +21,7 @@ import {
   Worker,
   type TaskStore,
 } from '../../libs/priority-queue/src/core';
-import { RealStores, type StoreKind } from './support/real-stores';
+import { RealStores, type OpenedStore, type StoreKind } from './support/real-stores';
 import { abortOf, ended, sleep } from './support/run-helpers';
 
 jest.setTimeout(120_000);
@@ -43,20 +43,32 @@ function heldBack(store: TaskStore, cut: { on: boolean; off: Promise<void> }): T
   });
 }
 
+/**
+ * Two stores on one queue, as two processes: A's can be cut off (partition) and healed (heal),
+ * B's stays reachable. Redis / PostgreSQL / MariaDB: A goes through a TcpProxy; memory / SQLite:
+ * A's calls are held back (heldBack).
+ */
+async function cutOffPair(kind: StoreKind): Promise<{ b: OpenedStore; storeA: TaskStore; partition(): void; heal(): void }> {
+  const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
+  const a = await stores.open(kind, { proxy: viaProxy });
+  const b = await a.again();
+  let release!: () => void;
+  const cut = { on: false, off: new Promise<void>((r) => (release = r)) };
+  return {
+    b,
+    storeA: viaProxy ? a.store : heldBack(a.store, cut),
+    partition: () => (viaProxy ? a.proxy!.partition() : (cut.on = true)),
+    heal: () => {
+      a.proxy?.heal();
+      cut.on = false;
+      release();
+    },
+  };
+}
+
 describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s cut off from its store while a handler runs', (kind) => {
   it('aborts the handler (LeaseExpiredError) before its lease runs out: the worker that recovers the task never runs beside it; once healed, it goes on', async () => {
-    const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
-    const a = await stores.open(kind, { proxy: viaProxy });
-    const b = await a.again();
-    let heal!: () => void;
-    const cut = { on: false, off: new Promise<void>((r) => (heal = r)) };
-    const storeA = viaProxy ? a.store : heldBack(a.store, cut);
-    const partition = () => (viaProxy ? a.proxy!.partition() : (cut.on = true));
-    const healAll = () => {
-      if (viaProxy) a.proxy!.heal();
-      cut.on = false;
-      heal();
-    };
+    const { b, storeA, partition, heal: healAll } = await cutOffPair(kind);
 
     const seen: { aBegan?: number; aEnded?: number; aReason?: unknown; bBegan?: number; bEnded?: number } = {};
     let aStarted!: () => void;
@@ -171,12 +183,7 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
 
 describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s stopped while cut off from its store', (kind) => {
   it('stop() returns within shutdownGraceMs + the hand-back wait, says what it gave up, and the task goes on elsewhere', async () => {
-    const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
-    const a = await stores.open(kind, { proxy: viaProxy });
-    const b = await a.again();
-    let heal!: () => void;
-    const cut = { on: false, off: new Promise<void>((r) => (heal = r)) };
-    const storeA = viaProxy ? a.store : heldBack(a.store, cut);
+    const { b, storeA, partition, heal } = await cutOffPair(kind);
     let aStarted!: () => void;
     const aRunning = new Promise<void>((r) => (aStarted = r));
     const registryA = new TaskTypeRegistry();
@@ -197,8 +204,7 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     const workerA = new Worker({ store: storeA, registry: registryA, owner: 'a', concurrency: 1, leaseMs: LEASE_MS, recoverEveryMs: 100, idlePollMs: 50, shutdownGraceMs: graceMs, onError: (e) => errorsA.push(e) });
     await workerA.start();
     await aRunning;
-    if (viaProxy) a.proxy!.partition();
-    else cut.on = true;
+    partition();
     const t0 = Date.now();
     const stopped = await Promise.race([workerA.stop().then(() => true), sleep(15_000).then(() => false)]);
     const tookMs = Date.now() - t0;
@@ -211,8 +217,6 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     await workerB.start();
     expect((await end$).to).toBe(TaskStatus.SUCCEEDED);
     await workerB.stop();
-    if (viaProxy) a.proxy!.heal();
-    cut.on = false;
     heal();
     expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' } });
   });

@@ -38,6 +38,13 @@ export class NodeTimerHost implements TimerHost {
 }
 
 /**
+ * How long one step of a shutdown waits for a store that does not answer (Worker.stop's
+ * hand-backs, at most leaseMs; each step of the module's shutdown; a store's close() for its
+ * batched writes still out). Then it goes on: leases expire and the recovery takes over.
+ */
+export const SHUTDOWN_WAIT_MS = 5_000;
+
+/**
  * Waits for `work` at most `ms`: true when it settled in time (resolved or rejected; a rejection
  * is the caller's to handle on `work` itself), false when the time ran out. The timer does not
  * keep the process alive. For shutdowns, which must not hang on a store that does not answer.

@@ -12,7 +12,7 @@ import { Sweeper } from './sweeper';
 import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
-import { NodeTimerHost, settledWithin, type TimerHost } from './timers';
+import { NodeTimerHost, settledWithin, SHUTDOWN_WAIT_MS, type TimerHost } from './timers';
 import { CLOCK_RESYNC_MS, workerSettings, type WorkerOptions } from './worker-options';
 
 export type { WorkerOptions } from './worker-options';
@@ -31,9 +31,6 @@ interface Claimed {
   freeAfter: number;
 }
 const NONE: Claimed = { n: 0, full: false, freeAfter: -1 };
-
-/** At most this long (and at most leaseMs) stop() waits for the store after the grace period: the hand-back writes. */
-const STOP_WRITES_MAX_MS = 5_000;
 
 /** `b`'s freeAfter when it sent a claim (it ran after `a`), else `a`'s. */
 function lastFreeAfter(a: Claimed, b: Claimed): number {
@@ -351,7 +348,7 @@ export class Worker {
     // A store that does not answer (a partition: requests hang, nothing fails) must not hold the
     // shutdown: what waits on it is given up at the deadline, and leases that were not handed
     // back expire and go to the recovery, as after a crash. Nothing is lost.
-    const writesMs = Math.min(STOP_WRITES_MAX_MS, this.leaseMs); // past the lease a hand-back is the recovery's anyway
+    const writesMs = Math.min(SHUTDOWN_WAIT_MS, this.leaseMs); // past the lease a hand-back is the recovery's anyway
     const deadline = Date.now() + this.graceMs + writesMs;
     let gaveUp = false;
     const bounded = async (work: Promise<unknown>): Promise<void> => {

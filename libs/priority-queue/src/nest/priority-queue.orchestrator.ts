@@ -2,7 +2,7 @@ import { Injectable, Optional, type BeforeApplicationShutdown, type OnApplicatio
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { ConfigurationError } from '../core/errors';
 import { Messages } from '../core/messages';
-import { MAX_TIMER_MS, settledWithin } from '../core/timers';
+import { MAX_TIMER_MS, settledWithin, SHUTDOWN_WAIT_MS } from '../core/timers';
 import { intOption, MAX_DURATION_MS } from '../core/validation';
 import { Worker } from '../core/worker';
 import { DEFAULT_QUEUE_NAME } from './priority-queue.constants';
@@ -12,8 +12,6 @@ import { SchedulerTimerHost } from './scheduler-timer-host';
 
 const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const PURGE_BATCH = 1000;
-/** At most this long each step of the shutdown (events, each store, the connection) waits for the store. */
-const SHUTDOWN_STEP_MS = 5_000;
 
 /**
  * Starts each queue's worker when the application has bootstrapped (after the explorer registered
@@ -74,9 +72,9 @@ export class PriorityQueueOrchestrator implements OnApplicationBootstrap, Before
     if (this.closed) return;
     this.closed = true;
     const log = this.queues.log;
-    // each step waits for the store at most SHUTDOWN_STEP_MS: one that does not answer must not hold the shutdown
+    // each step waits for the store at most SHUTDOWN_WAIT_MS: one that does not answer must not hold the shutdown
     const step = async (what: string, work: Promise<unknown>) => {
-      if (!(await settledWithin(work, SHUTDOWN_STEP_MS))) log.warn(Messages.shutdownStepLate(what, SHUTDOWN_STEP_MS));
+      if (!(await settledWithin(work, SHUTDOWN_WAIT_MS))) log.warn(Messages.shutdownStepLate(what, SHUTDOWN_WAIT_MS));
     };
     await Promise.all(this.queues.handles().map((h) => step(`[${h.name}] events`, h.hub.stop().catch((e) => log.warn(`[${h.name}] events: ${message(e)}`)))));
     await Promise.all(this.queues.handles().map((h) => step(`[${h.name}] closing its store`, h.release().catch((e) => log.warn(`[${h.name}] closing its store: ${message(e)}`)))));

@@ -56,7 +56,7 @@ import { WakeSubscriptions } from './wake-subscriptions';
 import { assertRedisConnection, type RedisConnection } from './connection-check';
 import { RedisEventTransport } from './event-transport';
 import type { TaskEventTransport } from '../../core/event-transport.port';
-import { settledWithin } from '../../core/timers';
+import { settledWithin, SHUTDOWN_WAIT_MS } from '../../core/timers';
 
 export interface RedisTaskStoreOptions extends StoreOptions {
   /** An ioredis connection (or Cluster); the store never closes it. Subscriptions use `duplicate()`s. */
@@ -107,9 +107,6 @@ export const REDIS_DEFAULT_HISTORY_LIMIT = 0;
 
 /** Most completes sent in one script call. */
 const MAX_COMPLETE_BATCH = 500;
-
-/** At most this long close() waits for the completes still out. */
-const CLOSE_WAIT_MS = 5_000;
 
 /**
  * TaskStore on Redis (ioredis 5). Every state change is one Lua script (./lua, one file per
@@ -195,7 +192,7 @@ export class RedisTaskStore implements TaskStore {
   async close(): Promise<void> {
     if (this.closed) return;
     // completes still out go on their own; a server that does not answer must not hold close()
-    await settledWithin(this.completes.drain(), CLOSE_WAIT_MS);
+    await settledWithin(this.completes.drain(), SHUTDOWN_WAIT_MS);
     this.closed = true;
     this.leased.clear();
     await this.wakes.closeAll();

@@ -74,7 +74,7 @@ import { list, raw, sql } from './sql/sql';
 import { markStaged } from './sql/stage-marks';
 import { stats } from './sql/stats';
 import { tuneSqlite } from './sqlite-tuning';
-import { settledWithin } from '../../core/timers';
+import { settledWithin, SHUTDOWN_WAIT_MS } from '../../core/timers';
 
 export interface TypeOrmTaskStoreOptions extends StoreOptions {
   /** A DataSource you own (e.g. injected from @nestjs/typeorm); the store never closes it. */
@@ -113,8 +113,6 @@ export interface TypeOrmTaskStoreOptions extends StoreOptions {
 
 const LIVE = [TaskStatus.SUBMITTING, TaskStatus.SUBMITTED, TaskStatus.RUNNING];
 const DEFAULT_WAKE_POLL_MS = 2000;
-/** At most this long close() waits for the completes and creates still out. */
-const CLOSE_WAIT_MS = 5_000;
 /**
  * The safety poll advised to idle workers when the change watcher runs: it reads durable state,
  * so it misses nothing a claim could find; the poll is only a backstop.
@@ -253,7 +251,7 @@ export class TypeOrmTaskStore implements TaskStore {
     this.closed = true;
     this.watcher?.stop();
     // completes and creates still out go on their own; a server that does not answer must not hold close()
-    await settledWithin(Promise.all([this.completer?.drain(), this.pgCreates?.drain()]), CLOSE_WAIT_MS);
+    await settledWithin(Promise.all([this.completer?.drain(), this.pgCreates?.drain()]), SHUTDOWN_WAIT_MS);
     const l = this.listener;
     this.listener = null;
     await l?.close();
