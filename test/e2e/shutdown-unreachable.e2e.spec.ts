@@ -5,6 +5,7 @@
  * task the app held goes to another worker once its lease expires: nothing is lost.
  * Real Redis and PostgreSQL servers behind a TcpProxy (test/support/tcp-proxy.ts).
  */
+import { Socket } from 'node:net';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
@@ -146,11 +147,17 @@ describe('shutdown with the store cut off (e2e, real servers)', () => {
     const store: TaskStore = connection ? new RedisTaskStore({ connection, prefix: `sub${process.pid}` }) : new TypeOrmTaskStore({ dataSource: dataSource!, tablePrefix: 'sub_' });
     try {
       await store.init();
+      const socketsBefore = socketsTo(proxy.port);
       await store.subscribe!(() => undefined);
+      expect(socketsTo(proxy.port)).toBeGreaterThan(socketsBefore); // the wake connection
       proxy.partition();
       const t0 = Date.now();
       const closed = await Promise.race([store.close().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 30_000))]);
       expect({ closed, inTime: Date.now() - t0 < 8_000 }).toEqual({ closed: true, inTime: true });
+      // the wake connection's socket is dropped, not left open until TCP gives up (it would keep the process alive)
+      const until = Date.now() + 2_000;
+      while (socketsTo(proxy.port) > socketsBefore && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(socketsTo(proxy.port)).toBeLessThanOrEqual(socketsBefore);
     } finally {
       proxy.heal();
       connection?.disconnect();
@@ -159,6 +166,13 @@ describe('shutdown with the store cut off (e2e, real servers)', () => {
     }
   });
 });
+
+/** Client sockets of this process open to the proxy at `port` (the proxy's own sockets, in this process too, are left out). */
+function socketsTo(port: number): number {
+  // Node keeps no public list of open sockets; the test reads its handles
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  return handles.filter((h) => h instanceof Socket && h.remotePort === port && !h.destroyed).length;
+}
 
 function registryOf(): TaskTypeRegistry {
   const registry = new TaskTypeRegistry();

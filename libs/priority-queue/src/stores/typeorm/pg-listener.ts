@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { settledWithin } from '../../core/timers';
 
@@ -8,8 +9,6 @@ interface PgClient {
   on(event: 'notification', fn: (m: { channel: string; payload?: string }) => void): void;
   on(event: 'error' | 'end', fn: (e?: unknown) => void): void;
   removeAllListeners(): void;
-  /** node-pg's socket, destroyed when end() gets no answer. */
-  connection?: { stream?: { destroy(): void } };
 }
 
 /** How long close() waits for the server to end the LISTEN connection before it drops the socket. */
@@ -24,6 +23,8 @@ const END_WAIT_MS = 1000;
  */
 export class PgWakeListener {
   private client: PgClient | null = null;
+  /** The client's socket: ours (node-pg's `stream` option), so close() can drop it when end() gets no answer. */
+  private socket: Socket | null = null;
   private readonly listeners = new Set<(payload: string | null) => void>();
   private closed = false;
   private retryMs = 100;
@@ -49,12 +50,16 @@ export class PgWakeListener {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const c = this.client;
+    const socket = this.socket;
     this.client = null;
+    this.socket = null;
     if (c) {
       c.removeAllListeners();
       c.on('error', () => undefined);
       // a server that does not answer (a partition) must not hold close(): drop the socket then
-      if (!(await settledWithin(c.end().catch(() => undefined), END_WAIT_MS))) c.connection?.stream?.destroy();
+      if (!(await settledWithin(c.end().catch(() => undefined), END_WAIT_MS))) socket?.destroy();
+    } else {
+      socket?.destroy(); // a connect in progress (it may wait on a server that does not answer) fails at once
     }
   }
 
@@ -62,7 +67,11 @@ export class PgWakeListener {
     this.connecting = (async () => {
       const driver = this.dataSource.driver as unknown as { postgres: { Client: new (o: object) => PgClient } };
       const o = this.dataSource.options as unknown as Record<string, unknown>;
+      // node-pg connects the socket it is given (TLS, when ssl is set, is layered on it)
+      const socket = new Socket();
+      this.socket = socket;
       const client = new driver.postgres.Client({
+        stream: socket,
         connectionString: o.url as string | undefined,
         host: o.host,
         port: o.port,
