@@ -311,6 +311,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
   const pool = new Pool({ ...target.child, queue, leaseMs: opts.leaseMs, concurrency: 6, selfKill: opts.selfKill, historyLimit: HISTORY_LIMIT }, dir, target.proxied);
   const r = rng(opts.seed);
   const log: string[] = [];
+  let healedBy = 0; // when the last partition ends
   try {
     for (let i = 0; i < opts.workers; i++) await pool.spawn();
     // the backlog goes in while the chaos runs (idempotency keys make a re-sent batch safe)
@@ -335,6 +336,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
         if (victim?.proxy) {
           victim.proxy.partition();
           setTimeout(() => victim.proxy!.heal(), ms);
+          healedBy = Math.max(healedBy, Date.now() + ms);
         }
         log.push(victim ? `${victim.auditPath.replace(/^.*\//, '')} cut off for ${ms} ms at ${wallNow().toFixed(3)}` : 'no worker to cut off');
       } else if (r(3) === 0 && target.killConnections) {
@@ -349,7 +351,7 @@ export async function runChaos(target: ChaosTarget, opts: ChaosOptions): Promise
       while (pool.live.length < opts.workers) await pool.spawn();
     }
     await submitting;
-    await sleep(4500); // the last partition has healed
+    await sleep(Math.max(0, healedBy - Date.now())); // the last partition runs its course
     pool.healAll();
     // no more help: the workers drain what is left by themselves
     const deadline = Date.now() + 150_000;
