@@ -2,7 +2,7 @@
 // poll, the deadline watch, lease renewal and the fenced outcome write with its re-fences all read
 // and move one fence and one abort state; split, every part would pass that state around.
 import { backoffDelay } from './backoff';
-import { MAX_TIMER_MS } from './timers';
+import { MAX_TIMER_MS, monotonicNow } from './timers';
 import { DeadlinePassedError, LeaseExpiredError, NotSubmittedError, PermanentError, PriorityQueueError, StaleLeaseError, TaskNotFoundError } from './errors';
 import type { TaskEvents } from './events';
 import type { PollResult, ResolvedTaskType, TaskHandler } from './handler';
@@ -66,7 +66,7 @@ export class TaskRun {
   /** Set once the lease is known to be lost: nothing more is written. */
   lost = false;
   /**
-   * Local time (Date.now()) of the claim or the last renewal sent; null while no renewal is due
+   * Local time (monotonicNow()) of the claim or the last renewal sent; null while no renewal is due
    * (before execute() and once an outcome is being written). The worker renews for every run
    * through renewIfDue() on one timer instead of one timer per run.
    */
@@ -74,7 +74,7 @@ export class TaskRun {
   private fence: Fence;
   private controller: AbortController | null = null;
   /**
-   * Local time (Date.now()) until which the lease is surely ours: leaseMs after the claim or the
+   * Local time (monotonicNow()) until which the lease is surely ours: leaseMs after the claim or the
    * last successful renewal was SENT (the store started the lease later, so this is never past
    * its real end in local time, whatever the clocks' offset). Set by the worker at dispatch.
    */
@@ -131,7 +131,7 @@ export class TaskRun {
     try {
       if (this.settled || this.lost) return; // timed out (or lost) while it waited for a slot
       if (this.expiring) return await this.handBack(false); // its lease ran out while it waited: not started
-      this.renewedAt ??= Date.now();
+      this.renewedAt ??= monotonicNow();
       await (this.kind === 'submit' ? this.submit() : this.poll());
     } catch (e) {
       this.ctx.onError(e);
@@ -161,7 +161,9 @@ export class TaskRun {
   }
 
   /**
-   * Renews the lease when the last renewal is at least leaseMs/3 old (`now` is local time). A
+   * Renews the lease when the last renewal is at least leaseMs/4 old (`now` is local time), so at
+   * every second tick of the worker's leaseMs/6 timer: a threshold between two ticks, which the
+   * timer's jitter (a tick a fraction of a millisecond early) cannot move to the third. A
    * refusal goes through refence(); the handler is aborted only when the lease is not ours any
    * more. A store error is reported, and the next renewal tries again; but once the lease as last
    * renewed is within leaseMs/6 (the worker's renewal tick) of its end, the handler is aborted
@@ -172,7 +174,7 @@ export class TaskRun {
   renewIfDue(now: number): void {
     if (this.lost || this.renewedAt === null) return;
     this.abortIfExpiring(now);
-    if (now - this.renewedAt < this.ctx.leaseMs / 3) return;
+    if (now - this.renewedAt < this.ctx.leaseMs / 4) return;
     this.renewedAt = now;
     this.renew().then(
       (t) => {
@@ -195,7 +197,7 @@ export class TaskRun {
   private abortIfExpiring(now: number): void {
     if (this.expiring || now < this.leaseKeptUntil - this.ctx.leaseMs / 6) return;
     this.expiring = true;
-    this.abortWith(new LeaseExpiredError(this.task.id, this.leaseKeptUntil + (this.ctx.storeNow() - Date.now()))); // its end, on the store's clock
+    this.abortWith(new LeaseExpiredError(this.task.id, this.leaseKeptUntil - monotonicNow() + this.ctx.storeNow())); // its end, on the store's clock
   }
 
   private abortWith(reason: unknown): void {

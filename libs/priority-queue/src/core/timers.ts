@@ -1,3 +1,13 @@
+/**
+ * Milliseconds on a clock that only goes forward: what the worker keeps its leases by. The wall
+ * clock (Date.now()) can be stepped (an NTP correction, a VM resumed, an operator): stepped back,
+ * a worker would think its lease younger than it is, renew it late and run its handler on past
+ * the lease's end, beside the worker the recovery gave the task to.
+ */
+export function monotonicNow(): number {
+  return performance.now();
+}
+
 /** Longest period a Node.js timer takes: a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

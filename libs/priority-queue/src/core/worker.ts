@@ -12,7 +12,7 @@ import { Sweeper } from './sweeper';
 import { TaskRun, type TaskRunContext } from './task-run';
 import type { SubmissionClaim, TaskStore } from './task-store.port';
 import { TaskStatus, type Task } from './task';
-import { NodeTimerHost, settledWithin, SHUTDOWN_WAIT_MS, type TimerHost } from './timers';
+import { monotonicNow, NodeTimerHost, settledWithin, SHUTDOWN_WAIT_MS, type TimerHost } from './timers';
 import { CLOCK_RESYNC_MS, workerSettings, type WorkerOptions } from './worker-options';
 
 export type { WorkerOptions } from './worker-options';
@@ -118,16 +118,17 @@ export class Worker {
    */
   private nextPollCheck = 0;
   /** Local time of the last claim round that claimed polls (the safety poll counts from it). */
-  private lastPollRound = 0;
+  private lastPollRound = -Infinity;
   private unsubscribe: (() => Promise<void>) | null = null;
   /**
-   * storeNow - Date.now(), read before the first claim, then at least every minute (at a sweep), to turn
-   * store times into local delays (deadlines, due times) and to tell whether a lease expired.
+   * The store clock minus local time, read before the first claim, then at least every minute (at a
+   * sweep), to turn store times into local delays (deadlines, due times) and to tell whether a lease
+   * expired. Local time is monotonicNow() here, never the wall clock: see core/timers.ts.
    */
   private clockOffset = 0;
   private clockSynced = false;
   /** Local time of the last clock read. */
-  private clockSyncedAt = 0;
+  private clockSyncedAt = -Infinity;
   private readonly sweeper: Sweeper;
   /** One timer renews the leases of all running handlers; it exists while runs are active. */
   private renewTimer: NodeJS.Timeout | null = null;
@@ -165,7 +166,7 @@ export class Worker {
       owner: this.owner,
       periodMs: this.recoverEveryMs,
       onError: this.onError,
-      syncClock: (always) => (always || Date.now() - this.clockSyncedAt >= CLOCK_RESYNC_MS ? this.syncClock() : Promise.resolve()),
+      syncClock: (always) => (always || monotonicNow() - this.clockSyncedAt >= CLOCK_RESYNC_MS ? this.syncClock() : Promise.resolve()),
       changed: () => this.wake(),
     });
     const store = this.store;
@@ -182,7 +183,7 @@ export class Worker {
       leaseMs: this.leaseMs,
       random: this.random,
       onError: this.onError,
-      storeNow: () => Date.now() + this.clockOffset,
+      storeNow: () => monotonicNow() + this.clockOffset,
       pollScheduled: (ms) => this.pollScheduled(ms),
       handlerDone: (run) => this.release(run),
       observer: options.observer,
@@ -268,19 +269,19 @@ export class Worker {
    */
   private async claimPollsNow(force: boolean): Promise<Claimed & { cap: number }> {
     const pollSlots = Math.min(this.freeSlots(), this.concurrency - this.busy.size - this.queued.length);
-    if (pollSlots <= 0 || this.stopping || (!force && Date.now() < this.nextPollCheck)) return { ...NONE, cap: this.freeSlots() };
-    this.lastPollRound = Date.now();
+    if (pollSlots <= 0 || this.stopping || (!force && monotonicNow() < this.nextPollCheck)) return { ...NONE, cap: this.freeSlots() };
+    this.lastPollRound = monotonicNow();
     const limit = Math.min(pollSlots, this.batchSize);
     this.reserved += limit;
     let polls: Task[];
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     try {
       polls = await this.store.claimPolls({ owner: this.owner, limit, leaseMs: this.leaseMs });
     } finally {
       this.reserved -= limit;
     }
     for (const t of polls) this.dispatch(t, 'poll', sentAt);
-    if (polls.length < limit) this.nextPollCheck = Date.now() + this.busyPollMs;
+    if (polls.length < limit) this.nextPollCheck = monotonicNow() + this.busyPollMs;
     const freeAfter = this.freeSlots();
     return { n: polls.length, full: polls.length >= limit, freeAfter, cap: freeAfter };
   }
@@ -295,7 +296,7 @@ export class Worker {
     const limit = Math.min(free, this.batchSize);
     this.reserved += limit;
     let claim: SubmissionClaim;
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     try {
       const request = { owner: this.owner, limit, leaseMs: this.leaseMs };
       // completes written this turn ride on the claim (store.completeAndClaim): one round trip
@@ -311,7 +312,7 @@ export class Worker {
     }
     const freeAfter = this.freeSlots();
     if (claim.nextWakeAt !== null && this.started) {
-      const delay = Math.max(0, claim.nextWakeAt - (Date.now() + this.clockOffset));
+      const delay = Math.max(0, claim.nextWakeAt - (monotonicNow() + this.clockOffset));
       if (delay < this.idlePollMs) this.timers.addTimeout(`${this.name}:due`, () => this.wake(true), delay + 1);
     }
     // timed-out candidates do not count toward the limit: the next claim may find more
@@ -349,10 +350,10 @@ export class Worker {
     // shutdown: what waits on it is given up at the deadline, and leases that were not handed
     // back expire and go to the recovery, as after a crash. Nothing is lost.
     const writesMs = Math.min(SHUTDOWN_WAIT_MS, this.leaseMs); // past the lease a hand-back is the recovery's anyway
-    const deadline = Date.now() + this.graceMs + writesMs;
+    const deadline = monotonicNow() + this.graceMs + writesMs;
     let gaveUp = false;
     const bounded = async (work: Promise<unknown>): Promise<void> => {
-      if (!(await settledWithin(work, deadline - Date.now()))) gaveUp = true;
+      if (!(await settledWithin(work, deadline - monotonicNow()))) gaveUp = true;
     };
     const unsub = this.unsubscribe;
     this.unsubscribe = null;
@@ -375,7 +376,7 @@ export class Worker {
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.whenIdle(),
-      new Promise<void>((r) => (graceTimer = setTimeout(r, Math.max(0, Math.min(this.graceMs, deadline - writesMs - Date.now()))))),
+      new Promise<void>((r) => (graceTimer = setTimeout(r, Math.max(0, Math.min(this.graceMs, deadline - writesMs - monotonicNow()))))),
     ]);
     clearTimeout(graceTimer);
     await bounded(Promise.all([...this.active.values()].map(({ run }) => run.handBack().catch((e) => this.onError(e)))));
@@ -424,33 +425,33 @@ export class Worker {
    * safety poll).
    */
   private pollTimer(): void {
-    if (this.active.size > 0 || Date.now() - this.lastPollRound >= this.idlePollMs - this.busyPollMs / 2) this.wake(true);
+    if (this.active.size > 0 || monotonicNow() - this.lastPollRound >= this.idlePollMs - this.busyPollMs / 2) this.wake(true);
   }
 
   private async syncClock(): Promise<void> {
     try {
-      const before = Date.now();
+      const before = monotonicNow();
       const storeNow = await this.store.now();
-      this.clockOffset = storeNow - Math.round((before + Date.now()) / 2);
+      this.clockOffset = storeNow - Math.round((before + monotonicNow()) / 2);
       this.clockSynced = true;
-      this.clockSyncedAt = Date.now();
+      this.clockSyncedAt = monotonicNow();
     } catch (e) {
       this.onError(e);
     }
   }
 
-  /** Holds a claimed task: `claimSentAt`, local time the claim was sent (its lease began later). */
+  /** Holds a claimed task: `claimSentAt`, local time (monotonicNow) the claim was sent (its lease began later). */
   private dispatch(task: Task, kind: 'submit' | 'poll', claimSentAt: number): void {
     const run = new TaskRun(this.runContext, task, kind);
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
     const entry: ActiveRun = { run, done, finished };
     this.active.set(task.id, entry);
-    run.renewedAt = Date.now(); // leased from now on: renewed while it waits and while it runs
+    run.renewedAt = monotonicNow(); // leased from now on: renewed while it waits and while it runs
     run.leaseKeptUntil = claimSentAt + this.leaseMs;
-    run.renewIfDue(Date.now()); // a claim whose reply came too late to keep its lease: the run hands it back, never starts
+    run.renewIfDue(monotonicNow()); // a claim whose reply came too late to keep its lease: the run hands it back, never starts
     run.watchDeadline();
-    // every leaseMs/6, so that each run renews once its last renewal is leaseMs/3 old (at worst leaseMs/2)
+    // every leaseMs/6: each run renews at every second tick (TaskRun.renewIfDue), its last renewal about leaseMs/3 old
     if (!this.renewTimer) {
       this.renewTimer = setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 6)));
       this.renewTimer.unref(); // running handlers keep the process alive, not their renewals
@@ -495,7 +496,7 @@ export class Worker {
   }
 
   private renewLeases(): void {
-    const now = Date.now();
+    const now = monotonicNow();
     for (const { run } of this.active.values()) run.renewIfDue(now);
   }
 
@@ -506,7 +507,7 @@ export class Worker {
 
   /** Notes that a poll of ours falls due in delayMs, so a soft wake checks polls by then. */
   private pollScheduled(delayMs: number): number {
-    this.nextPollCheck = Math.min(this.nextPollCheck, Date.now() + delayMs);
+    this.nextPollCheck = Math.min(this.nextPollCheck, monotonicNow() + delayMs);
     if (this.started && delayMs < this.idlePollMs) this.timers.addTimeout(`${this.name}:poll-due`, () => this.wake(true), delayMs + 1);
     return delayMs;
   }
