@@ -202,3 +202,36 @@ describe.each(['memory', 'redis'] as StoreKind[])('Worker deadlines on %s, provi
     expect(await store.get(short.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, attempts: 0 });
   });
 });
+
+describe('Worker deadlines when the store clock cannot be read yet', () => {
+  it('the wall clock stands in for it: a handler still running at its deadline is aborted (DeadlinePassedError)', async () => {
+    const { store: inner } = await stores.open('memory');
+    // every read of the store clock fails (the worker's clock sync); everything else works
+    const store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'now') return () => Promise.reject(new Error('clock unavailable'));
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const seen = { reason: undefined as unknown };
+    const h = setup(
+      store,
+      {
+        run: async ({ signal }) => {
+          await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
+          seen.reason = signal.reason;
+          return 'late result';
+        },
+      },
+      { timeoutMs: 1000 },
+    );
+    const t = await h.queue.submit({ type: 'job' });
+    const ended = h.ended(t.id);
+    await h.start();
+    const end = await ended;
+    await h.stop();
+    expect(end.to).toBe(TaskStatus.TIMED_OUT);
+    expect(seen.reason).toBeInstanceOf(DeadlinePassedError);
+  });
+});

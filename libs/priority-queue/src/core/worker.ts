@@ -123,9 +123,10 @@ export class Worker {
   /**
    * The store clock minus local time, read before the first claim, then at least every minute (at a
    * sweep), to turn store times into local delays (deadlines, due times) and to tell whether a lease
-   * expired. Local time is monotonicNow() here, never the wall clock: see core/timers.ts.
+   * expired. Local time is monotonicNow() here, never the wall clock: see core/timers.ts. Until
+   * the first read answers, the wall clock stands in for the store's.
    */
-  private clockOffset = 0;
+  private clockOffset = Date.now() - monotonicNow();
   private clockSynced = false;
   /** Local time of the last clock read. */
   private clockSyncedAt = -Infinity;
