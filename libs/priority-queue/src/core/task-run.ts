@@ -197,7 +197,7 @@ export class TaskRun {
   private abortIfExpiring(now: number): void {
     if (this.expiring || now < this.leaseKeptUntil - this.ctx.leaseMs / 6) return;
     this.expiring = true;
-    this.abortWith(new LeaseExpiredError(this.task.id, this.leaseKeptUntil - monotonicNow() + this.ctx.storeNow())); // its end, on the store's clock
+    this.abortWith(new LeaseExpiredError(this.task.id, Math.round(this.leaseKeptUntil - monotonicNow()) + this.ctx.storeNow())); // its end, on the store's clock
   }
 
   private abortWith(reason: unknown): void {

@@ -184,7 +184,7 @@ export class Worker {
       leaseMs: this.leaseMs,
       random: this.random,
       onError: this.onError,
-      storeNow: () => monotonicNow() + this.clockOffset,
+      storeNow: () => Math.round(monotonicNow() + this.clockOffset), // whole ms, as store times are
       pollScheduled: (ms) => this.pollScheduled(ms),
       handlerDone: (run) => this.release(run),
       observer: options.observer,
