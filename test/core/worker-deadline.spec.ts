@@ -52,27 +52,33 @@ function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions,
   return { queue, workers: all, errors, ended: (id: string) => ended(events, id), start, stop };
 }
 
+/** One task with a 1 s deadline whose handler sleeps far past it unless aborted, run to its end. */
+async function runPastDeadline(store: TaskStore) {
+  const seen = { runs: 0, reason: undefined as unknown };
+  const h = setup(
+    store,
+    {
+      run: async ({ signal }) => {
+        seen.runs++;
+        await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
+        seen.reason = signal.reason;
+        return 'late result'; // returned after the abort: must not be written
+      },
+    },
+    { timeoutMs: 1000 },
+  );
+  const t = await h.queue.submit({ type: 'job' });
+  const ended = h.ended(t.id);
+  await h.start();
+  const end = await ended;
+  await h.stop();
+  return { seen, h, t, end };
+}
+
 describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreKind[])('Worker deadlines on %s', (kind) => {
   it('a one-shot handler still running at its deadline is aborted and the task ends TIMED_OUT (a failed attempt); its late result is discarded', async () => {
     const { store } = await stores.open(kind);
-    const seen = { runs: 0, reason: undefined as unknown };
-    const h = setup(
-      store,
-      {
-        run: async ({ signal }) => {
-          seen.runs++;
-          await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
-          seen.reason = signal.reason;
-          return 'late result'; // returned after the abort: must not be written
-        },
-      },
-      { timeoutMs: 1000 },
-    );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.start();
-    const end = await ended;
-    await h.stop();
+    const { seen, h, t, end } = await runPastDeadline(store);
     expect({ to: end.to, from: end.from, runs: seen.runs }).toEqual({ to: TaskStatus.TIMED_OUT, from: TaskStatus.SUBMITTING, runs: 1 });
     expect(seen.reason).toBeInstanceOf(DeadlinePassedError);
     expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, result: null, attempts: 1, leaseId: null, error: 'deadline passed' });
@@ -214,23 +220,7 @@ describe('Worker deadlines when the store clock cannot be read yet', () => {
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
     });
-    const seen = { reason: undefined as unknown };
-    const h = setup(
-      store,
-      {
-        run: async ({ signal }) => {
-          await Promise.race([abortOf(signal), sleep(SLOW_MS)]);
-          seen.reason = signal.reason;
-          return 'late result';
-        },
-      },
-      { timeoutMs: 1000 },
-    );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.start();
-    const end = await ended;
-    await h.stop();
+    const { seen, end } = await runPastDeadline(store);
     expect(end.to).toBe(TaskStatus.TIMED_OUT);
     expect(seen.reason).toBeInstanceOf(DeadlinePassedError);
   });
