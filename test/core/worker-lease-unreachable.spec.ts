@@ -7,6 +7,12 @@
  * key would hold two runs. Once the partition heals, A's late outcome is fenced out (B's stands),
  * and A goes on with the next task by itself.
  *
+ * The same when the store goes down (a restart: connections closed, new ones refused) right as
+ * a handler returns: an outage shorter than the lease's rest loses no outcome (the write is
+ * retried, the lease renewed between tries); a longer one gives the write up before the lease
+ * ends and leaves the task to the recovery. On Redis the client holds commands while it
+ * reconnects (maxRetriesPerRequest: null): there the write waits rather than fails.
+ *
  * Real servers through a TcpProxy (test/support/tcp-proxy.ts) for Redis, PostgreSQL and
  * MariaDB; for the memory store and SQLite (no connection to cut), A's store is the same store
  * with its calls held back while "partitioned".
@@ -219,5 +225,101 @@ describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const sati
     await workerB.stop();
     heal();
     expect(await b.store.get(t.id)).toMatchObject({ status: TaskStatus.SUCCEEDED, result: { by: 'b' } });
+  });
+});
+
+/**
+ * A's store "goes down" (a restart: connections closed, new ones refused; for memory / SQLite its
+ * calls fail) right as A's handler returns, and comes back after `outageMs`. Returns what the
+ * task ended as, who ran it, A's tries to write an outcome (local time, failed or not) and when
+ * the store came back. The task is not idempotent, so a lost outcome shows: the recovery (B)
+ * ends it SUBMIT_UNKNOWN and nobody runs it again.
+ */
+async function outcomeThroughOutage(kind: StoreKind, leaseMs: number, outageMs: number) {
+  const viaProxy = kind === 'redis' || kind === 'postgres' || kind === 'mariadb';
+  const a = await stores.open(kind, { proxy: viaProxy });
+  const b = await a.again();
+  const isDown = { on: false };
+  const writes: Array<{ at: number; failed: boolean }> = [];
+  const storeA = new Proxy(a.store, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target) as unknown;
+      if (typeof v !== 'function') return v;
+      const f = (v as (...args: unknown[]) => Promise<unknown>).bind(target);
+      const call = (...args: unknown[]) => (isDown.on ? Promise.reject(new Error('connection lost (test: store down)')) : f(...args));
+      if (prop !== 'complete' && prop !== 'completeAndClaim') return call;
+      return async (...args: unknown[]) => {
+        const w = { at: Date.now(), failed: true };
+        writes.push(w);
+        const out = await call(...args);
+        w.failed = false;
+        return out;
+      };
+    },
+  });
+  const down = () => (viaProxy ? a.proxy!.down() : (isDown.on = true));
+  const up = () => (viaProxy ? a.proxy!.up() : (isDown.on = false));
+
+  const runs: string[] = [];
+  let returnNow!: () => void;
+  const mayReturn = new Promise<void>((r) => (returnNow = r));
+  let aStarted!: () => void;
+  const aRunning = new Promise<void>((r) => (aStarted = r));
+  const registryOf = (by: string) => {
+    const registry = new TaskTypeRegistry();
+    registry.register('charge', { idempotent: false }, {
+      run: async () => {
+        runs.push(by);
+        if (by === 'a') {
+          aStarted();
+          await mayReturn;
+        }
+        return { by };
+      },
+    }, by);
+    return registry;
+  };
+  const queue = new PriorityQueue({ store: b.store, registry: registryOf('b') });
+  const t = await queue.submit({ type: 'charge', concurrencyKey: 'flow-3' });
+  const workerA = new Worker({ store: storeA, registry: registryOf('a'), owner: 'a', concurrency: 1, leaseMs, recoverEveryMs: 100, idlePollMs: 50, onError: () => undefined });
+  await workerA.start();
+  await aRunning;
+  const workerB = new Worker({ store: b.store, registry: registryOf('b'), owner: 'b', concurrency: 1, leaseMs, recoverEveryMs: 100, idlePollMs: 50, onError: () => undefined });
+  await workerB.start();
+  down();
+  returnNow();
+  await sleep(outageMs);
+  const upAt = Date.now();
+  up();
+  let task = await b.store.get(t.id);
+  for (let i = 0; i < 200 && task?.status === TaskStatus.SUBMITTING; i++) {
+    await sleep(50);
+    task = await b.store.get(t.id);
+  }
+  await sleep(300); // a late write of A, if any, would land now
+  await workerB.stop();
+  await workerA.stop();
+  task = await b.store.get(t.id);
+  return { task: task!, runs, writes, upAt };
+}
+
+describe.each(['memory', 'redis', 'postgres', 'mariadb', 'sqlite'] as const satisfies readonly StoreKind[])('Worker on %s whose store goes down as a handler returns', (kind) => {
+  it('an outage shorter than the lease loses nothing: the outcome is written once the store is back (the lease renewed meanwhile), not left to the recovery', async () => {
+    // lease 6 s, renewed every ~2 s while the handler ran: 4 s or more of it left when the store
+    // goes down; the outage (2 s) outlasts the write's first four tries (at 0, 50, 300, 1300 ms)
+    const { task, runs, writes } = await outcomeThroughOutage(kind, 6000, 2000);
+    expect([task.status, task.result, task.attempts]).toEqual([TaskStatus.SUCCEEDED, { by: 'a' }, 0]);
+    expect(runs).toEqual(['a']);
+    expect(writes.filter((w) => !w.failed)).toHaveLength(1);
+  });
+});
+
+describe.each(['memory', 'postgres'] as const satisfies readonly StoreKind[])('Worker on %s whose store stays down longer than the lease', (kind) => {
+  it('gives the write up before the lease ends: the recovery has the task, and A tries nothing after', async () => {
+    const { task, runs, writes, upAt } = await outcomeThroughOutage(kind, 3000, 4500);
+    expect(task.status).toBe(TaskStatus.SUBMIT_UNKNOWN); // not idempotent: the recovery cannot know whether it ran
+    expect(runs).toEqual(['a']);
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.filter((w) => !w.failed || w.at >= upAt)).toEqual([]);
   });
 });

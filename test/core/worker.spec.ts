@@ -415,18 +415,32 @@ describe('Worker and store failures while writing an outcome', () => {
     expect(errors).toEqual([]);
   });
 
-  it('reports the error and leaves the task to lease recovery when the store keeps failing', async () => {
-    const { store, worker, queue, errors } = flakySetup(100);
+  it('reports the error and leaves the task to lease recovery when the store keeps failing for a whole lease', async () => {
+    const { store, worker, queue, errors } = flakySetup(100, 2000);
     const t = await queue.submit({ type: 'job' });
     await worker.tick();
     await worker.whenIdle();
-    expect(store.calls).toBe(4); // the write and three retries
+    expect(store.calls).toBe(4); // the write and three retries (at 50, 300 and 1300 ms; the next, at 2300, is past the lease)
     expect(errors).toHaveLength(1);
     expect(String(errors[0])).toMatch(/Connection terminated/);
     expect((await queue.get(t.id))!.status).toBe(TaskStatus.SUBMITTING);
   });
 
-  it('retries only within a third of the lease, and never a queue error', async () => {
+  it('renews the lease between the tries: a write that fails for most of a lease still lands', async () => {
+    // lease 2,600 ms from the claim; the handler returns at once. Tries at 0, 50, 300, 1300 ms
+    // fail; the fifth, at 2300 ms, is past the lease as claimed less a renewal tick (2167 ms):
+    // it goes only because the lease was renewed first
+    const { store, worker, queue, errors, runs } = flakySetup(4, 2600);
+    const t = await queue.submit({ type: 'job' });
+    await worker.tick();
+    await worker.whenIdle();
+    expect((await queue.get(t.id))!).toMatchObject({ status: TaskStatus.SUCCEEDED, result: 'done', leaseId: null });
+    expect(store.calls).toBe(5);
+    expect(runs()).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('retries only within one lease, and never a queue error', async () => {
     const short = flakySetup(100, 900); // 300 ms of waits: 50 + 250, not the 1000
     const t = await short.queue.submit({ type: 'job' });
     await short.worker.tick();

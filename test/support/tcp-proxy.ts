@@ -28,6 +28,8 @@ export class TcpProxy {
   /** Client / upstream pairs being forwarded (a partition pauses them). */
   private readonly pairs = new Set<[Socket, Socket]>();
   private healed: (() => void) | null = null;
+  /** The server is "down" (down()): connections are closed as they come. */
+  private refusing = false;
 
   private constructor(
     private readonly targetHost: string,
@@ -85,6 +87,20 @@ export class TcpProxy {
     this.healed = null;
   }
 
+  /**
+   * The server goes down, as in a restart: every open connection is closed at once (a request in
+   * flight fails, its reply never comes) and each new one is closed as soon as it is accepted,
+   * until up(). Unlike partition(), requests fail fast rather than hang.
+   */
+  down(): void {
+    this.refusing = true;
+    for (const s of this.open) s.destroy();
+  }
+
+  up(): void {
+    this.refusing = false;
+  }
+
   async close(): Promise<void> {
     this.heal();
     for (const s of this.open) s.destroy();
@@ -94,6 +110,10 @@ export class TcpProxy {
   private accept(client: Socket): void {
     this.connections++;
     this.track(client);
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
     client.pause(); // its first bytes wait for the upstream connection
     const gate = this.gate;
     void gate.then(() => {

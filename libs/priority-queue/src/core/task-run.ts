@@ -13,7 +13,10 @@ import { ruleFor } from './removal';
 import type { CompletionOutcome, TaskStore } from './task-store.port';
 import { fenceOf, TaskStatus, type Fence, type Task } from './task';
 
-/** Waits before writing an outcome again after a store error (not a queue error such as a stale lease). */
+/**
+ * Waits before writing an outcome again after a store error (not a queue error such as a stale
+ * lease); the last one repeats for as long as the lease lasts (write()).
+ */
 const OUTCOME_RETRY_MS = [50, 250, 1000];
 /** Re-fences of one fenced call: each needs another change of the version under our lease. */
 const MAX_REFENCES = 3;
@@ -382,19 +385,27 @@ export class TaskRun {
     this.settled = true;
     this.renewedAt = null;
     this.ctx.handlerDone?.(this);
-    return this.write(op);
+    return this.write(op, true);
   }
 
   /**
    * A fenced write of an outcome; emits its transition. A refusal goes through afterRefusal();
    * a lease that is not ours any more drops the write. Any other store failure (not a
-   * PriorityQueueError) is retried after 50, 250 and 1000 ms, within leaseMs / 3 in all; then it
-   * goes to onError and the lease's expiry hands the task to recovery. Returns the task as
-   * written, or null when nothing was written.
+   * PriorityQueueError: a dropped connection, a server restarting, a deadlock past the store's
+   * own retries) is retried after 50, 250 and 1000 ms, then every 1000 ms. An outcome (`keep`)
+   * is retried for up to one lease, the lease renewed between the tries: an outage shorter than
+   * that loses nothing (else the task would run again, or end SUBMIT_UNKNOWN, once its lease
+   * expired), and a store that keeps refusing the write (but not the renewals) holds the task
+   * for one lease more at most. Anything else (a hand-back at stop(), TIMED_OUT at the deadline)
+   * is retried within leaseMs / 3, without renewals. When the time is up, or the lease would run
+   * out before the next try, the error goes to onError and the lease's expiry hands the task to
+   * recovery. Returns the task as written, or null when nothing was written.
    */
-  private async write(op: (fence: Fence) => Promise<Task>): Promise<Task | null> {
+  private async write(op: (fence: Fence) => Promise<Task>, keep = false): Promise<Task | null> {
     const from = this.task.status;
-    let waited = 0;
+    // without renewals the lease lasts leaseMs from the last one, renewed at most leaseMs / 3
+    // before the handler returned: tries within leaseMs / 3 keep it ours
+    const giveUpAt = monotonicNow() + (keep ? this.ctx.leaseMs : this.ctx.leaseMs / 3);
     for (let failure = 0, refences = 0; ; ) {
       try {
         const t = await op(this.fence);
@@ -404,18 +415,46 @@ export class TaskRun {
         const next = await this.afterRefusal(e, refences++);
         if (next === 'again') continue;
         if (next === 'lost') return null;
-        // Not the queue's own verdict (a dropped connection, a deadlock past the store's own
-        // retries): the outcome is written again a few times rather than lost, which would run
-        // the task again once its lease expired. The lease was renewed at most leaseMs / 3 ago
-        // when the handler returned, so waits within leaseMs / 3 in all keep it ours.
-        const delay = OUTCOME_RETRY_MS[failure++];
-        if (e instanceof PriorityQueueError || delay === undefined || this.lost || waited + delay > this.ctx.leaseMs / 3) {
+        const delay = OUTCOME_RETRY_MS[Math.min(failure++, OUTCOME_RETRY_MS.length - 1)];
+        if (e instanceof PriorityQueueError || this.lost || monotonicNow() + delay > giveUpAt) {
           this.ctx.onError(e);
           return null;
         }
-        waited += delay;
         await new Promise((resolve) => setTimeout(resolve, delay));
+        if (keep) await this.renewBetweenWrites();
+        if (!this.leaseLasts()) {
+          this.ctx.onError(e);
+          return null;
+        }
       }
+    }
+  }
+
+  /**
+   * The lease surely lasts from now with a renewal tick (leaseMs / 6) to spare: the margin the
+   * abort rule keeps (abortIfExpiring), for a try sent now to land inside it.
+   */
+  private leaseLasts(): boolean {
+    return monotonicNow() <= this.leaseKeptUntil - this.ctx.leaseMs / 6;
+  }
+
+  /**
+   * Between two tries of an outcome's write (write()), the lease is renewed as the worker renews
+   * it while the handler runs (its last renewal is leaseMs / 4 old): one call at a time with the
+   * write, so the two never race. A refusal or an error changes nothing here: the next try of
+   * the write meets the same store and goes through the write's own rules (afterRefusal).
+   */
+  private async renewBetweenWrites(): Promise<void> {
+    const { store, leaseMs } = this.ctx;
+    const sent = monotonicNow();
+    if (sent < this.leaseKeptUntil - leaseMs + leaseMs / 4 || this.lost) return;
+    try {
+      const t = await store.renewLease(this.fence, leaseMs);
+      this.task = t;
+      this.fence = fenceOf(t);
+      this.leaseKeptUntil = Math.max(this.leaseKeptUntil, sent + leaseMs);
+    } catch {
+      // the store is still out, or the lease moved: the write's next try tells which
     }
   }
 
