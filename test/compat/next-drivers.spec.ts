@@ -29,7 +29,8 @@ describe(`store contract suites on typeorm ${NEXT_DRIVERS.typeorm} and ioredis $
           await runOrFail(`${pkg} ${version}`, 'npm install', node.npm[0], [node.npm[1], 'install', `${pkg}@${version}`], { cwd: dir, env: node.env, timeoutMs: 10 * 60_000 });
         })
       ).dir;
-    dirs = { typeorm: await install('typeorm', NEXT_DRIVERS.typeorm), ioredis: await install('ioredis', NEXT_DRIVERS.ioredis) };
+    const [typeorm, ioredis] = await Promise.all([install('typeorm', NEXT_DRIVERS.typeorm), install('ioredis', NEXT_DRIVERS.ioredis)]); // two cache entries, two npm installs side by side
+    dirs = { typeorm, ioredis };
     configDir = mkdtempSync(join(tmpdir(), 'pq-next-drivers-'));
     const base = join(REPO_ROOT, 'jest.config.js');
     writeFileSync(

@@ -9,7 +9,8 @@
  * row 1 of each tree is its cold row (first compilation of its create path).
  * Env: N tasks per row (default 200,000); SHAPE=queue gives the tasks PriorityQueue's NewTask
  * shape (with boost and payloadFingerprint) instead of the benchmark's literal; CALL=createOne
- * calls store.createOne (PriorityQueue.submit's path) instead of create([task]).
+ * calls store.createOne (PriorityQueue.submit's path) instead of create([task]); BATCH=<k> calls
+ * create() with k tasks at a time (bench:memory's "store.create alone, batches" row: BATCH=10000).
  *
  * For a count that does not depend on other load on the machine, run it under
  * `valgrind --tool=none` (threads serialised; user CPU then follows the instructions executed,
@@ -27,6 +28,7 @@ const ROWS = Number(process.argv[4] ?? 3);
 const N = Number(process.env.N ?? 200_000);
 const QUEUE_SHAPE = process.env.SHAPE === 'queue';
 const CREATE_ONE = process.env.CALL === 'createOne';
+const BATCH = Number(process.env.BATCH ?? 0);
 const gc: () => void = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
 type Lib = { MemoryTaskStore: new () => MemoryTaskStore };
@@ -56,6 +58,7 @@ async function row(lib: Lib, seed: number): Promise<number> {
   gc();
   const c0 = process.cpuUsage();
   if (CREATE_ONE) for (const t of news) await store.createOne(t);
+  else if (BATCH > 0) for (let i = 0; i < N; i += BATCH) await store.create(news.slice(i, i + BATCH));
   else for (const t of news) await store.create([t]);
   return Math.round(N / (process.cpuUsage(c0).user / 1e6));
 }
@@ -66,7 +69,7 @@ async function main(): Promise<void> {
   const libs = trees.map((t) => require(resolve(t, 'libs/priority-queue/src')) as Lib);
   const rates: number[][] = [[], []];
   for (let r = 0; r < ROWS; r++) for (let k = 0; k < 2; k++) rates[k].push(await row(libs[k], 20_240_611 + r));
-  console.log(`store.create alone, ${N.toLocaleString('en-US')} tasks per row, ${QUEUE_SHAPE ? "PriorityQueue's" : "the benchmark's"} task shape, ${CREATE_ONE ? 'createOne' : 'create([task])'}; tasks/s of user CPU, rows in run order A, B, A, B, ...`);
+  console.log(`store.create alone, ${N.toLocaleString('en-US')} tasks per row, ${QUEUE_SHAPE ? "PriorityQueue's" : "the benchmark's"} task shape, ${CREATE_ONE ? 'createOne' : BATCH > 0 ? `create() of ${BATCH}` : 'create([task])'}; tasks/s of user CPU, rows in run order A, B, A, B, ...`);
   for (let k = 0; k < 2; k++) console.log(`  ${'AB'[k]} ${trees[k]}: ${rates[k].map((x) => x.toLocaleString('en-US')).join('  ')}`);
   console.log(`  B / A per row: ${rates[0].map((a, r) => (rates[1][r] / a).toFixed(2)).join('  ')}`);
 }
