@@ -120,21 +120,27 @@ export class CompatApp {
     this.what = `[${combination.title}] on ${runtime.label}`;
   }
 
-  async runAll(env: NodeJS.ProcessEnv): Promise<AppRun> {
+  /** The pins of this app's install cache key. */
+  private get pins() {
+    const c = this.combination;
+    return { deps: c.dependencies, overrides: c.overrides, type: c.moduleType, layout: APP_LAYOUT };
+  }
+
+  /**
+   * The install of the pins (cached; the first Node.js line that needs it makes it), and the
+   * better-sqlite3 prebuilt it takes. A matrix starts these for all its apps at once (prefetch)
+   * while its tests run one app after another: the installs wait on the network, not the CPU.
+   */
+  private async baseInstall(): Promise<{ installed: { dir: string; hit: boolean }; prebuilds: Prebuilds | null; prebuildMs: number; baseInstallMs: number }> {
     const c = this.combination;
     const rt = this.runtime;
-    const installStarted = Date.now();
-    const pins = { deps: c.dependencies, overrides: c.overrides, type: c.moduleType, layout: APP_LAYOUT };
+    const started = Date.now();
     const sqlite = c.dependencies['better-sqlite3'];
     const prebuilds = sqlite ? await sqlitePrebuilds(rt, sqlite) : null;
-    const prebuildMs = Date.now() - installStarted;
+    const prebuildMs = Date.now() - started;
     const manifest = packageJson(c, this.lib);
-    // the pins are installed once, by the first Node.js line that needs them; the other lines copy
-    // that tree and run its install scripts again under their own Node.js (`npm rebuild`), which
-    // is what an install under them adds: the resolved tree does not depend on the Node.js running
-    // npm (the same npm for all), only the native binaries do (better-sqlite3's prebuilt per ABI)
     let baseInstallMs = 0;
-    const installed = await cached(`app-${c.id}-${cacheKey(pins)}`, async (tmp) => {
+    const installed = await cached(`app-${c.id}-${cacheKey(this.pins)}`, async (tmp) => {
       writeFileSync(join(tmp, 'package.json'), manifest);
       if (prebuilds) writeFileSync(join(tmp, '.prebuild-installrc'), prebuildInstallRc(prebuilds));
       const install = await runOrFail(this.what, 'npm install (first, cached afterwards)', rt.npm[0], [rt.npm[1], 'install'], { cwd: tmp, env: rt.env, timeoutMs: 15 * 60_000 });
@@ -142,6 +148,28 @@ export class CompatApp {
       this.checkPrebuiltTaken(tmp, prebuilds, 'npm install (first, cached afterwards)', install);
       writeFileSync(join(tmp, INSTALLED_BY), rt.version);
     });
+    return { installed, prebuilds, prebuildMs, baseInstallMs };
+  }
+
+  /**
+   * Starts baseInstall() without waiting for it; a failure is left to the test of this app, whose
+   * runAll() makes the same cached install (the cache's lock makes the two one install).
+   */
+  prefetch(): void {
+    this.baseInstall().catch(() => undefined);
+  }
+
+  async runAll(env: NodeJS.ProcessEnv): Promise<AppRun> {
+    const c = this.combination;
+    const rt = this.runtime;
+    const installStarted = Date.now();
+    const pins = this.pins;
+    const manifest = packageJson(c, this.lib);
+    // the pins are installed once, by the first Node.js line that needs them; the other lines copy
+    // that tree and run its install scripts again under their own Node.js (`npm rebuild`), which
+    // is what an install under them adds: the resolved tree does not depend on the Node.js running
+    // npm (the same npm for all), only the native binaries do (better-sqlite3's prebuilt per ABI)
+    const { installed, prebuilds, prebuildMs, baseInstallMs } = await this.baseInstall();
     let rebuildMs = 0;
     const installedBy = readFileSync(join(installed.dir, INSTALLED_BY), 'utf8');
     const base =
