@@ -49,7 +49,16 @@ function setup(store: TaskStore, handler: TaskHandler, options: TaskTypeOptions,
     await Promise.all(all.map((w) => w.whenIdle()));
     await Promise.all(all.map((w) => w.stop()));
   };
-  return { queue, workers: all, errors, ended: (id: string) => ended(events, id), start, stop };
+  /** One task submitted, the workers started, its end awaited, the workers stopped. */
+  const runOne = async () => {
+    const t = await queue.submit({ type: 'job' });
+    const end$ = ended(events, t.id);
+    await start();
+    const end = await end$;
+    await stop();
+    return { t, end };
+  };
+  return { queue, workers: all, errors, ended: (id: string) => ended(events, id), start, stop, runOne };
 }
 
 /** One task with a 1 s deadline whose handler sleeps far past it unless aborted, run to its end. */
@@ -67,11 +76,7 @@ async function runPastDeadline(store: TaskStore) {
     },
     { timeoutMs: 1000 },
   );
-  const t = await h.queue.submit({ type: 'job' });
-  const ended = h.ended(t.id);
-  await h.start();
-  const end = await ended;
-  await h.stop();
+  const { t, end } = await h.runOne();
   return { seen, h, t, end };
 }
 
@@ -105,11 +110,7 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreKind[])('Worker 
       { timeoutMs: 1000, pollIntervalMs: 60_000 },
       2,
     );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.start();
-    const end = await ended;
-    await h.stop();
+    const { t, end } = await h.runOne();
     expect({ from: end.from, to: end.to, polls }).toEqual({ from: TaskStatus.SUBMITTED, to: TaskStatus.TIMED_OUT, polls: 0 });
     expect(cancelled).toEqual(['ext-between']);
     expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, externalId: 'ext-between', nextPollAt: null, leaseId: null });
@@ -139,11 +140,7 @@ describe.each(['memory', 'redis'] as StoreKind[])('Worker deadlines on %s, provi
       },
       { timeoutMs: 1000 },
     );
-    const t = await h.queue.submit({ type: 'job' });
-    const ended = h.ended(t.id);
-    await h.start();
-    const end = await ended;
-    await h.stop();
+    const { t, end } = await h.runOne();
     expect({ to: end.to, polls, cancelled }).toEqual({ to: TaskStatus.TIMED_OUT, polls: 1, cancelled: ['ext-poll'] });
     expect(reason).toBeInstanceOf(DeadlinePassedError);
     expect(await store.get(t.id)).toMatchObject({ status: TaskStatus.TIMED_OUT, externalId: 'ext-poll', result: null, nextPollAt: null, attempts: 0 });

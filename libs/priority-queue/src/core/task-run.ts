@@ -177,16 +177,13 @@ export class TaskRun {
   renewIfDue(now: number): void {
     if (this.lost || this.renewedAt === null) return;
     this.abortIfExpiring(now);
-    if (now - this.renewedAt < this.ctx.leaseMs / 4) return;
+    if (!this.renewalDue(this.renewedAt, now)) return;
     this.renewedAt = now;
     this.renew().then(
       (t) => {
         if (this.lost || this.renewedAt === null) return; // an outcome's write fences itself
-        if (t) {
-          this.task = t;
-          this.fence = fenceOf(t);
-          this.leaseKeptUntil = Math.max(this.leaseKeptUntil, now + this.ctx.leaseMs);
-        } else {
+        if (t) this.adoptRenewal(t, now);
+        else {
           this.lost = true;
           this.abortWith(new StaleLeaseError(this.task.id));
         }
@@ -198,7 +195,7 @@ export class TaskRun {
   }
 
   private abortIfExpiring(now: number): void {
-    if (this.expiring || now < this.leaseKeptUntil - this.ctx.leaseMs / 6) return;
+    if (this.expiring || this.leaseLastsAt(now)) return;
     this.expiring = true;
     this.abortWith(new LeaseExpiredError(this.task.id, Math.round(this.leaseKeptUntil - monotonicNow()) + this.ctx.storeNow())); // its end, on the store's clock
   }
@@ -422,7 +419,7 @@ export class TaskRun {
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
         if (keep) await this.renewBetweenWrites();
-        if (!this.leaseLasts()) {
+        if (!this.leaseLastsAt(monotonicNow())) {
           this.ctx.onError(e);
           return null;
         }
@@ -431,11 +428,23 @@ export class TaskRun {
   }
 
   /**
-   * The lease surely lasts from now with a renewal tick (leaseMs / 6) to spare: the margin the
-   * abort rule keeps (abortIfExpiring), for a try sent now to land inside it.
+   * The lease surely lasts past local time `now` by a renewal tick (leaseMs / 6): the margin by
+   * which the abort rule stops a handler (abortIfExpiring), and within which a write is tried.
    */
-  private leaseLasts(): boolean {
-    return monotonicNow() <= this.leaseKeptUntil - this.ctx.leaseMs / 6;
+  private leaseLastsAt(now: number): boolean {
+    return now < this.leaseKeptUntil - this.ctx.leaseMs / 6;
+  }
+
+  /** A renewal is due when the last one (or the claim) was sent at least leaseMs / 4 before `now`. */
+  private renewalDue(lastSentAt: number, now: number): boolean {
+    return now - lastSentAt >= this.ctx.leaseMs / 4;
+  }
+
+  /** A renewal sent at local time `sentAt` answered with `t`: the run holds the lease as renewed. */
+  private adoptRenewal(t: Task, sentAt: number): void {
+    this.task = t;
+    this.fence = fenceOf(t);
+    this.leaseKeptUntil = Math.max(this.leaseKeptUntil, sentAt + this.ctx.leaseMs);
   }
 
   /**
@@ -447,12 +456,9 @@ export class TaskRun {
   private async renewBetweenWrites(): Promise<void> {
     const { store, leaseMs } = this.ctx;
     const sent = monotonicNow();
-    if (sent < this.leaseKeptUntil - leaseMs + leaseMs / 4 || this.lost) return;
+    if (this.lost || !this.renewalDue(this.leaseKeptUntil - leaseMs, sent)) return; // leaseKeptUntil - leaseMs: when the last renewal kept was sent
     try {
-      const t = await store.renewLease(this.fence, leaseMs);
-      this.task = t;
-      this.fence = fenceOf(t);
-      this.leaseKeptUntil = Math.max(this.leaseKeptUntil, sent + leaseMs);
+      this.adoptRenewal(await store.renewLease(this.fence, leaseMs), sent);
     } catch {
       // the store is still out, or the lease moved: the write's next try tells which
     }
